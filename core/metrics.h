@@ -1,0 +1,43 @@
+#pragma once
+// The metric definitions of DESIGN.md section 7, by name, as pure functions of request records.
+// Every figure evalrun reports is computed here, so a bundle's figures can be recomputed from its
+// stored samples by anyone (evalrun verify).
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/request_record.h"
+
+namespace evalrun {
+
+// Per-request figures. A figure that the record cannot support (no text arrived, one token only)
+// is empty rather than zero or infinite.
+struct RequestMetrics {
+  std::optional<double> ttft_ms;            // t_first - t_send
+  std::optional<double> ttfo_ms;            // t_first_content - t_send
+  std::optional<double> e2e_ms;             // t_last - t_send
+  std::optional<double> decode_tps;         // (completion_tokens - 1) / (t_last - t_first)
+  std::optional<double> tpot_ms;            // 1000 / decode_tps
+  std::vector<double> itl_ms;               // gaps between successive text events
+  std::optional<double> tokens_per_chunk;   // completion_tokens / text events
+  std::optional<double> prefill_tps;        // (prompt_tokens - cached_tokens) / ttft
+  std::optional<double> server_prefill_tps; // llama.cpp timings.prompt_per_second
+  std::optional<double> server_decode_tps;  // llama.cpp timings.predicted_per_second
+  std::optional<double> draft_acceptance;   // accepted / drafted
+  // uni_bench v1's per-request decode: (comp - 1) / (t_end - t_first), t_end = stream end.
+  std::optional<double> uni_decode_tps;
+  int64_t prompt_tokens = -1;
+  int64_t completion_tokens = -1;
+  bool tokens_estimated = false;  // the server sent no usage; counts are text events
+};
+
+RequestMetrics ComputeMetrics(const RequestRecord& record);
+
+// For N requests started together: sum(completion_tokens - 1) / (max t_last - min t_first),
+// on the shared steady clock. Failed requests are left out; empty if fewer than one succeeded.
+std::optional<double> AggregateTps(std::span<const RequestRecord> records);
+
+// The community uni_bench v1 formula: sum(comp - 1) / max(t_end - t_first) over the requests.
+std::optional<double> UniAggregateTps(std::span<const RequestRecord> records);
+
+}  // namespace evalrun

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs everything evalrun needs to build and test on Debian 12, from Debian's own packages.
+# Safe to run again; needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git ca-certificates curl python3
+  libcurl4-openssl-dev libyaml-cpp-dev nlohmann-json3-dev libgit2-dev libsqlite3-dev
+  catch2 libcli11-dev libfmt-dev libssl-dev libpcre2-dev bubblewrap
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: installed ${missing[*]}"
