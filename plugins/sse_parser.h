@@ -1,0 +1,69 @@
+#pragma once
+// A pure, incremental parser for Server-Sent Events (the WHATWG "event stream" format) as
+// OpenAI-compatible servers send them. Fed arbitrary byte slices (one byte at a time is fine),
+// it emits each complete event exactly once. No I/O, no clock, no allocation per event once its
+// buffers have grown to the largest event seen.
+//
+// Handles: LF, CRLF and CR line ends (a CRLF split across two feeds included); `:` comment lines;
+// multi-line `data:` (joined with "\n"); `event:` and `id:` fields; an optional single space
+// after the colon; events split anywhere, including inside a UTF-8 character; several events in
+// one slice; a final event without the closing blank line (flushed by Finish()).
+//
+// A body that is not an event stream but plain JSON (an HTTP error answered as
+// `{"error":{...}}`, or a non-streamed completion) is detected from its first non-whitespace byte
+// being `{` or `[`: the whole body is then delivered as one event of type "json" by Finish().
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace evalrun {
+
+struct SseEvent {
+  std::string_view type;  // the `event:` field, "message" when absent, "json" for a JSON body
+  std::string_view data;  // data lines joined with "\n"; "[DONE]" is passed through as is
+  std::string_view id;    // the `id:` field, "" when absent
+  // The views are valid only during the OnEvent call.
+};
+
+class SseHandler {
+ public:
+  virtual ~SseHandler() = default;
+  virtual void OnEvent(const SseEvent& event) = 0;
+};
+
+class SseParser {
+ public:
+  // Parses `bytes`, calling handler.OnEvent for every event completed by them.
+  void Feed(std::string_view bytes, SseHandler& handler);
+  // End of stream: delivers a pending event that lacked its closing blank line, or the whole
+  // body in JSON mode. Feeding after Finish() starts a new stream.
+  void Finish(SseHandler& handler);
+  // Forget everything (keeps buffer capacity for reuse).
+  void Reset();
+
+  bool json_mode() const { return mode_ == Mode::kJson; }
+  int64_t events_emitted() const { return events_emitted_; }
+
+ private:
+  enum class Mode { kUndecided, kEvents, kJson };
+
+  void StartStream();
+  void FeedUndecided(std::string_view bytes, SseHandler& handler);
+  void FeedEvents(std::string_view bytes, SseHandler& handler);
+  void ProcessLine(std::string_view line, SseHandler& handler);
+  void DispatchEvent(SseHandler& handler);
+
+  Mode mode_ = Mode::kUndecided;
+  bool finished_ = false;     // Finish() ran: the next Feed() starts a new stream
+  int bom_matched_ = 0;       // bytes of a leading UTF-8 byte order mark seen so far (0..3)
+  std::string line_;          // the current line while it spans feeds
+  std::string data_;          // data lines of the current event, joined with "\n"
+  std::string type_;          // `event:` of the current event
+  std::string id_;            // last event id (persists across events, as WHATWG says)
+  std::string json_;          // undecided: leading whitespace; JSON mode: the whole body
+  bool has_data_ = false;     // a `data:` line was seen for the current event
+  bool last_was_cr_ = false;  // the last line ended in CR: a following LF belongs to it
+  int64_t events_emitted_ = 0;
+};
+
+}  // namespace evalrun
