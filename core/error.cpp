@@ -27,7 +27,8 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 
 std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates) {
   std::string best;
-  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  // A plausible typo: at most one edit per three characters, and at least one.
+  size_t best_distance = std::max<size_t>(1, word.size() / 3) + 1;
   for (const auto& candidate : candidates) {
     const size_t d = EditDistance(word, candidate);
     if (d < best_distance) {

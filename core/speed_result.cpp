@@ -22,7 +22,8 @@ void SummarizeTest(SpeedTest& test) {
   for (const auto& r : test.records) {
     if (!r.ok()) {
       ++test.errors;
-      const std::string message = std::string(OutcomeName(r.outcome)) + ": " + r.error_message;
+      std::string message = OutcomeName(r.outcome);
+      if (!r.error_message.empty()) message += ": " + r.error_message;
       if (std::find(test.error_messages.begin(), test.error_messages.end(), message) ==
           test.error_messages.end()) {
         test.error_messages.push_back(message);
@@ -46,8 +47,10 @@ void SummarizeTest(SpeedTest& test) {
     auto& itl = samples["itl_ms"];
     itl.insert(itl.end(), m.itl_ms.begin(), m.itl_ms.end());
   }
-  if (test.concurrency > 1) {
-    int last_round = test.record_round.empty() ? -1 : test.record_round.back();
+  if (test.concurrency > 1 && test.record_round.size() == test.records.size()) {
+    const int last_round = test.record_round.empty()
+                               ? -1
+                               : *std::max_element(test.record_round.begin(), test.record_round.end());
     for (int round = 0; round <= last_round; ++round) {
       std::vector<RequestRecord> in_round;
       for (size_t i = 0; i < test.records.size(); ++i) {

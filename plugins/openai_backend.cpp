@@ -1,0 +1,307 @@
+#include "plugins/openai_backend.h"
+
+#include <cstdio>
+
+namespace evalrun {
+
+const char* ThinkingName(Thinking thinking) {
+  switch (thinking) {
+    case Thinking::kAuto: return "auto";
+    case Thinking::kOn: return "on";
+    case Thinking::kOff: return "off";
+  }
+  return "auto";
+}
+
+std::optional<Thinking> ParseThinking(std::string_view text) {
+  if (text == "auto") return Thinking::kAuto;
+  if (text == "on") return Thinking::kOn;
+  if (text == "off") return Thinking::kOff;
+  return std::nullopt;
+}
+
+nlohmann::json BuildChatBody(const ChatRequest& request, const ServerInfo& server) {
+  nlohmann::json body = nlohmann::json::object();
+  if (!request.model.empty()) body["model"] = request.model;
+  body["messages"] = request.messages;
+  if (request.max_tokens >= 0) body["max_tokens"] = request.max_tokens;
+  if (request.temperature) body["temperature"] = *request.temperature;
+  if (request.top_p) body["top_p"] = *request.top_p;
+  if (request.seed) body["seed"] = *request.seed;
+  if (!request.stop.empty()) body["stop"] = request.stop;
+  if (request.thinking != Thinking::kAuto) {
+    body["chat_template_kwargs"] = {{"enable_thinking", request.thinking == Thinking::kOn}};
+  }
+  if (request.ignore_eos && server.understands_ignore_eos) body["ignore_eos"] = true;
+  if (request.cache_prompt && server.understands_cache_prompt) {
+    body["cache_prompt"] = *request.cache_prompt;
+  }
+  body["stream"] = request.stream;
+  if (request.stream) body["stream_options"] = {{"include_usage", true}};
+  for (const auto& [key, value] : request.extra.items()) body[key] = value;
+  return body;
+}
+
+HttpRequest MakeChatHttpRequest(const std::string& base_url, const nlohmann::json& body,
+                                double idle_timeout_s, double total_timeout_s) {
+  HttpRequest http;
+  http.method = "POST";
+  http.url = base_url + "/v1/chat/completions";
+  http.body = body.dump();
+  http.headers = {"Accept: text/event-stream, application/json"};
+  http.idle_timeout_s = idle_timeout_s;
+  http.total_timeout_s = total_timeout_s;
+  return http;
+}
+
+namespace {
+
+std::optional<double> Number(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+int64_t Count(const nlohmann::json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) return -1;
+  return it->get<int64_t>();
+}
+
+// The server's error text from `{"error": {"message": ...}}`, `{"error": "..."}`, or the raw body.
+std::string ErrorText(const nlohmann::json& error) {
+  if (error.is_string()) return error.get<std::string>();
+  if (error.is_object()) {
+    auto it = error.find("message");
+    if (it != error.end() && it->is_string()) return it->get<std::string>();
+  }
+  return error.dump();
+}
+
+std::string OneLine(std::string text, size_t limit = 300) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  if (text.size() > limit) text = text.substr(0, limit) + "...";
+  return text;
+}
+
+void ReadUsage(const nlohmann::json& usage, RequestRecord& record) {
+  if (!usage.is_object()) return;
+  record.usage.raw = usage;
+  record.usage.prompt_tokens = Count(usage, "prompt_tokens");
+  record.usage.completion_tokens = Count(usage, "completion_tokens");
+  if (auto it = usage.find("prompt_tokens_details"); it != usage.end() && it->is_object()) {
+    record.usage.cached_tokens = Count(*it, "cached_tokens");
+  }
+  if (auto it = usage.find("completion_tokens_details"); it != usage.end() && it->is_object()) {
+    record.usage.reasoning_tokens = Count(*it, "reasoning_tokens");
+  }
+  record.usage_reported = record.usage.completion_tokens >= 0;
+}
+
+void ReadTimings(const nlohmann::json& timings, RequestRecord& record) {
+  if (!timings.is_object()) return;
+  ServerTimings& t = record.timings;
+  t.raw_timings = timings;
+  t.prompt_n = Number(timings, "prompt_n");
+  t.prompt_ms = Number(timings, "prompt_ms");
+  t.prompt_per_second = Number(timings, "prompt_per_second");
+  t.predicted_n = Number(timings, "predicted_n");
+  t.predicted_ms = Number(timings, "predicted_ms");
+  t.predicted_per_second = Number(timings, "predicted_per_second");
+  t.draft_n = Number(timings, "draft_n");
+  t.draft_n_accepted = Number(timings, "draft_n_accepted");
+}
+
+void ReadMetaInfo(const nlohmann::json& meta, RequestRecord& record) {
+  if (!meta.is_object()) return;
+  record.timings.raw_meta_info = meta;
+  record.timings.spec_accept_length = Number(meta, "spec_accept_length");
+  if (record.usage.cached_tokens < 0) record.usage.cached_tokens = Count(meta, "cached_tokens");
+}
+
+}  // namespace
+
+ChatStreamReader::ChatStreamReader(RequestRecord& record) : record_(record) {}
+
+void ChatStreamReader::OnSent(TimePoint t_send) {
+  record_.t_send = t_send;
+  if (record_.max_tokens > 0) {
+    // Grown once here, so appending per event does not allocate.
+    record_.text_event_ns.reserve(static_cast<size_t>(record_.max_tokens) + 8);
+    record_.content.reserve(static_cast<size_t>(record_.max_tokens) * 6);
+  }
+}
+
+void ChatStreamReader::OnResponseStart(int http_status, std::string_view) {
+  record_.http_status = http_status;
+}
+
+bool ChatStreamReader::OnBytes(std::string_view bytes, TimePoint arrived) {
+  arrived_ = arrived;
+  parser_.Feed(bytes, *this);
+  return true;
+}
+
+void ChatStreamReader::Fail(RequestOutcome outcome, std::string message) {
+  if (record_.outcome != RequestOutcome::kOk) return;  // the first error is the one to report
+  record_.outcome = outcome;
+  record_.error_message = OneLine(std::move(message));
+}
+
+void ChatStreamReader::OnEvent(const SseEvent& event) {
+  ++record_.events;
+  if (event.type == "json") {
+    ReadJsonBody(event.data);
+    return;
+  }
+  if (event.data == "[DONE]") {
+    saw_done_ = true;
+    record_.end_ns = NanosBetween(record_.t_send, arrived_);
+    return;
+  }
+  if (record_.http_status >= 400) {
+    // An error answered as an event stream: keep its text.
+    Fail(RequestOutcome::kHttpError,
+         "HTTP " + std::to_string(record_.http_status) + ": " + std::string(event.data));
+    return;
+  }
+  ReadStreamChunk(event.data);
+}
+
+void ChatStreamReader::ReadStreamChunk(std::string_view data) {
+  if (!ReadChunk(data, fields_, &scratch_error_)) {
+    Fail(RequestOutcome::kMalformed, "event " + std::to_string(record_.events) +
+                                         ": malformed JSON " + scratch_error_ + ": " +
+                                         std::string(data.substr(0, 80)));
+    return;
+  }
+  if (!fields_.content.empty() || !fields_.reasoning.empty()) {
+    const int64_t at = NanosBetween(record_.t_send, arrived_);
+    record_.text_event_ns.push_back(at);
+    if (record_.first_ns < 0) record_.first_ns = at;
+    if (!fields_.content.empty() && record_.first_content_ns < 0) record_.first_content_ns = at;
+    record_.last_ns = at;
+    record_.content += fields_.content;
+    record_.reasoning += fields_.reasoning;
+  }
+  if (!fields_.finish_reason.empty()) record_.finish_reason = fields_.finish_reason;
+  if (record_.model.empty() && !fields_.model.empty()) record_.model = fields_.model;
+  if (record_.system_fingerprint.empty() && !fields_.system_fingerprint.empty()) {
+    record_.system_fingerprint = fields_.system_fingerprint;
+  }
+  if (!fields_.usage_json.empty() || !fields_.timings_json.empty() ||
+      !fields_.meta_info_json.empty() || !fields_.error_json.empty()) {
+    ApplyRareFields();
+  }
+}
+
+// usage, timings, meta_info and error arrive once per request: parsed with nlohmann off the hot
+// path.
+void ChatStreamReader::ApplyRareFields() {
+  auto parse = [](std::string_view text) {
+    return nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  };
+  if (!fields_.usage_json.empty()) ReadUsage(parse(fields_.usage_json), record_);
+  if (!fields_.timings_json.empty()) ReadTimings(parse(fields_.timings_json), record_);
+  if (!fields_.meta_info_json.empty()) ReadMetaInfo(parse(fields_.meta_info_json), record_);
+  if (!fields_.error_json.empty()) {
+    Fail(RequestOutcome::kStreamError, "server error in stream: " + ErrorText(parse(fields_.error_json)));
+  }
+}
+
+void ChatStreamReader::ReadJsonBody(std::string_view body) {
+  const auto json = nlohmann::json::parse(body.begin(), body.end(), nullptr, false);
+  const std::string status = "HTTP " + std::to_string(record_.http_status);
+  if (json.is_discarded() || !json.is_object()) {
+    if (record_.http_status >= 400) {
+      Fail(RequestOutcome::kHttpError, status + ": " + std::string(body.substr(0, 200)));
+    } else {
+      Fail(RequestOutcome::kMalformed, "response body is not JSON: " + std::string(body.substr(0, 80)));
+    }
+    return;
+  }
+  if (auto it = json.find("error"); it != json.end()) {
+    Fail(record_.http_status >= 400 ? RequestOutcome::kHttpError : RequestOutcome::kStreamError,
+         status + ": " + ErrorText(*it));
+    return;
+  }
+  if (record_.http_status >= 400) {
+    Fail(RequestOutcome::kHttpError, status + ": " + std::string(body.substr(0, 200)));
+    return;
+  }
+  // A non-streamed completion: the whole answer arrived at once.
+  const int64_t at = NanosBetween(record_.t_send, arrived_);
+  if (auto choices = json.find("choices"); choices != json.end() && choices->is_array() &&
+                                           !choices->empty()) {
+    const auto& choice = (*choices)[0];
+    if (auto m = choice.find("message"); m != choice.end() && m->is_object()) {
+      for (const char* key : {"reasoning_content", "reasoning"}) {
+        if (auto r = m->find(key); r != m->end() && r->is_string()) {
+          record_.reasoning = r->get<std::string>();
+          break;
+        }
+      }
+      if (auto c = m->find("content"); c != m->end() && c->is_string()) {
+        record_.content = c->get<std::string>();
+      }
+    }
+    if (auto f = choice.find("finish_reason"); f != choice.end() && f->is_string()) {
+      record_.finish_reason = f->get<std::string>();
+    }
+  }
+  if (!record_.content.empty() || !record_.reasoning.empty()) {
+    record_.text_event_ns.push_back(at);
+    record_.first_ns = record_.last_ns = at;
+    if (!record_.content.empty()) record_.first_content_ns = at;
+  }
+  if (auto m = json.find("model"); m != json.end() && m->is_string()) record_.model = *m;
+  if (auto f = json.find("system_fingerprint"); f != json.end() && f->is_string()) {
+    record_.system_fingerprint = *f;
+  }
+  if (auto u = json.find("usage"); u != json.end()) ReadUsage(*u, record_);
+  if (auto t = json.find("timings"); t != json.end()) ReadTimings(*t, record_);
+  if (auto mi = json.find("meta_info"); mi != json.end()) ReadMetaInfo(*mi, record_);
+  saw_done_ = true;
+}
+
+void ChatStreamReader::OnDone(const TransferResult& result) {
+  arrived_ = result.t_end;
+  if (result.status == TransferStatus::kCompleted) parser_.Finish(*this);
+  if (record_.end_ns < 0) record_.end_ns = NanosBetween(record_.t_send, result.t_end);
+  if (record_.http_status == 0) record_.http_status = result.http_status;
+  switch (result.status) {
+    case TransferStatus::kCompleted:
+      if (record_.http_status >= 400) {
+        Fail(RequestOutcome::kHttpError, "HTTP " + std::to_string(record_.http_status) +
+                                             " with an empty body");
+      } else if (!saw_done_ && record_.finish_reason.empty()) {
+        Fail(RequestOutcome::kDropped,
+             "the stream ended without finish_reason or [DONE] after " +
+                 std::to_string(record_.events) + " events");
+      }
+      break;
+    case TransferStatus::kConnectFailed:
+      Fail(RequestOutcome::kConnectFailed, "cannot connect: " + result.message);
+      break;
+    case TransferStatus::kDropped:
+      Fail(RequestOutcome::kDropped, "connection dropped after " +
+                                         std::to_string(record_.events) + " events: " +
+                                         result.message);
+      break;
+    case TransferStatus::kIdleTimeout:
+      Fail(RequestOutcome::kIdleTimeout, result.message + " after " +
+                                             std::to_string(record_.events) + " events");
+      break;
+    case TransferStatus::kTotalTimeout:
+      Fail(RequestOutcome::kTotalTimeout, result.message);
+      break;
+    case TransferStatus::kCancelled:
+      Fail(RequestOutcome::kCancelled, "cancelled");
+      break;
+  }
+  done_ = true;
+}
+
+}  // namespace evalrun
