@@ -56,7 +56,8 @@ struct RequestRecord {
   // Timing (ns since t_send). t_first: first event with non-empty content or reasoning;
   // t_first_content: first non-empty content; t_last: last event carrying text; t_end: when the
   // stream ended ([DONE], or the connection closed after the last event).
-  TimePoint t_send{};
+  TimePoint t_send{};        // the request went on the wire (connection ready)
+  int64_t queue_ns = 0;      // before that: waiting in the client for a connection, ns
   int64_t first_ns = -1;
   int64_t first_content_ns = -1;
   int64_t last_ns = -1;

@@ -82,6 +82,7 @@ nlohmann::json RecordToJson(const RequestRecord& r, TimePoint round_start, bool 
       {"tokens_estimated", !r.usage_reported},
       {"finish_reason", r.finish_reason},
       {"send_offset_ns", NanosBetween(round_start, r.t_send)},
+      {"queue_ns", r.queue_ns},
       {"first_ns", r.first_ns},
       {"first_content_ns", r.first_content_ns},
       {"last_ns", r.last_ns},

@@ -127,8 +127,9 @@ struct StreamingClient::Impl {
     StreamSink* sink = nullptr;
     curl::Easy easy;
     curl::Slist headers;
-    TimePoint t_send{};
+    TimePoint t_queued{};
     TimePoint last_bytes{};
+    bool sent = false;
     bool response_started = false;
     bool aborted_by_sink = false;
     char error_buffer[CURL_ERROR_SIZE] = {};
@@ -204,6 +205,16 @@ struct StreamingClient::Impl {
     return size * count;
   }
 
+  // CURLOPT_PREREQFUNCTION: the connection is ready and the request is about to be written.
+  static int OnPrerequest(void* user, char*, char*, int, int) {
+    auto* t = static_cast<Transfer*>(user);
+    if (!t->sent) {
+      t->sent = true;
+      t->sink->OnSent(Clock::now());
+    }
+    return CURL_PREREQFUNC_OK;
+  }
+
   curl::Easy TakeHandle() {
     if (!idle_handles.empty()) {
       curl::Easy h = std::move(idle_handles.back());
@@ -226,9 +237,10 @@ struct StreamingClient::Impl {
       curl_easy_setopt(easy, CURLOPT_PRIVATE, t.get());
       curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t->error_buffer);
       curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 256L * 1024L);
-      t->t_send = Clock::now();
-      t->last_bytes = t->t_send;
-      t->sink->OnSent(t->t_send);
+      curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, &Impl::OnPrerequest);
+      curl_easy_setopt(easy, CURLOPT_PREREQDATA, t.get());
+      t->t_queued = Clock::now();
+      t->last_bytes = t->t_queued;
       curl_multi_add_handle(multi.get(), easy);
       running.push_back(std::move(t));
     }
@@ -243,6 +255,11 @@ struct StreamingClient::Impl {
     result.content_type = ContentType(t->easy.get());
     result.message = std::move(message);
     result.t_end = Clock::now();
+    result.t_queued = t->t_queued;
+    if (!t->sent) {
+      t->sent = true;
+      t->sink->OnSent(t->t_queued);
+    }
     long new_connections = 0;
     curl_easy_getinfo(t->easy.get(), CURLINFO_NUM_CONNECTS, &new_connections);
     result.reused_connection = status == TransferStatus::kCompleted && new_connections == 0;
@@ -283,7 +300,7 @@ struct StreamingClient::Impl {
     for (size_t i = 0; i < running.size();) {
       Transfer* t = running[i].get();
       const double idle_s = NanosToSeconds(NanosBetween(t->last_bytes, now));
-      const double total_s = NanosToSeconds(NanosBetween(t->t_send, now));
+      const double total_s = NanosToSeconds(NanosBetween(t->t_queued, now));
       if (cancel.load(std::memory_order_relaxed)) {
         Finish(t, TransferStatus::kCancelled, "cancelled");
       } else if (total_s > t->request.total_timeout_s) {

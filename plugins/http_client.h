@@ -34,6 +34,7 @@ struct TransferResult {
   std::string message;  // curl's words for a failure, "" on success
   TimePoint t_end{};    // when the transfer ended, steady clock
   bool reused_connection = false;  // served over a kept-alive connection (no new connect)
+  TimePoint t_queued{};  // when the transfer entered the loop (t_send minus this = client queueing)
 };
 
 // Receives one transfer's events. Called on the thread that runs StreamingClient::Run, never
@@ -41,7 +42,10 @@ struct TransferResult {
 class StreamSink {
  public:
   virtual ~StreamSink() = default;
-  // The request was handed to the transport (the record's t_send), once, first.
+  // Once, before anything else: the moment the request goes on the wire (curl's pre-request
+  // callback, on a connected or reused connection), so connection set-up and the loop's own
+  // queueing are not counted as the server's time. A transfer that never got that far (refused
+  // connection) reports the time it was queued, just before OnDone.
   virtual void OnSent(TimePoint t_send) = 0;
   // Response status and content type, once, before any body bytes.
   virtual void OnResponseStart(int http_status, std::string_view content_type) = 0;

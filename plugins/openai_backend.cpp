@@ -268,6 +268,7 @@ void ChatStreamReader::ReadJsonBody(std::string_view body) {
 
 void ChatStreamReader::OnDone(const TransferResult& result) {
   arrived_ = result.t_end;
+  if (result.t_queued != TimePoint{}) record_.queue_ns = NanosBetween(result.t_queued, record_.t_send);
   if (result.status == TransferStatus::kCompleted) parser_.Finish(*this);
   if (record_.end_ns < 0) record_.end_ns = NanosBetween(record_.t_send, result.t_end);
   if (record_.http_status == 0) record_.http_status = result.http_status;

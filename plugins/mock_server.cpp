@@ -1,0 +1,1217 @@
+// The mock endpoint's engine: one epoll loop on one thread (see mock_server.h for the timing
+// model and routes).
+//
+// Shape of the loop. Every connection is a `Conn` owned by `conns`, indexed by its fd. A chat
+// completion in flight is the connection's `Job`; the loop keeps a min-heap of (due time, seq, fd)
+// entries, at most one live entry per connection (an entry whose seq no longer matches its
+// connection's `timer_seq` is stale and skipped), and a timerfd armed at the heap's earliest due
+// time with an absolute CLOCK_MONOTONIC deadline, the clock behind std::chrono::steady_clock.
+// With timer slack set to 1 ns on the serving thread, lateness is the kernel's wake-up latency
+// plus one send(): ~0.1-0.3 ms on a loaded 2-vCPU VM, tens of microseconds on bare metal.
+//
+// Paced streams (decode_tps > 0) format every event whose due time has passed into the
+// connection's output buffer and send it at once. Unpaced streams (decode_tps == 0) "pump": they
+// format up to kPumpFill bytes ahead, send, and repeat until the socket says EAGAIN (then wait for
+// EPOLLOUT) or the connection has used its kPumpBudget for this turn (then yield to the others;
+// level-triggered EPOLLOUT brings it back next turn). Nothing spins without sending. ttft_ms and
+// prefill_tps still delay the first event when decode_tps is 0.
+//
+// Closing is deferred: a closed connection moves to `graveyard` until the end of the loop turn,
+// so references held up the call stack stay valid; epoll events carry the connection's
+// generation so an event for a closed fd is never applied to a new connection on the same fd.
+//
+// Choices the header leaves open: every POST to the chat route counts as a chat request (for
+// chat_requests() and fault_on), even one answered 400; an event spanning the reasoning/answer
+// boundary carries both delta.reasoning_content and delta.content; the kMalformed event replaces
+// a text event (its tokens are lost, usage still counts them); fault_after_events beyond the
+// text events means "before the finish chunk"; non-streamed faults: kDrop closes without an
+// answer, kStall delays the body, kMalformed cuts the body in half.
+#include "plugins/mock_server.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <functional>
+#include <thread>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.h"
+#include "core/error.h"
+
+namespace evalrun {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr size_t kMaxHeaderBytes = 64 * 1024;
+constexpr size_t kMaxBodyBytes = 64 * 1024 * 1024;
+constexpr size_t kReadChunk = 64 * 1024;
+constexpr size_t kReadBudget = 1024 * 1024;       // bytes read from one connection per turn
+constexpr size_t kPumpFill = 256 * 1024;          // unpaced: bytes formatted ahead of a send()
+constexpr size_t kPumpBudget = 4 * 1024 * 1024;   // unpaced: bytes one connection sends per turn
+constexpr size_t kCompactAt = 1024 * 1024;        // drop sent bytes from the output buffer
+constexpr int64_t kLingerNs = 1000000000;  // how long an error close waits for the client's EOF
+constexpr int kPollMs = 100;                      // stop flags are checked at least this often
+constexpr int kMaxEvents = 512;
+constexpr int64_t kDefaultMaxTokens = 256;
+constexpr rlim_t kWantedFdLimit = 65536;
+
+// The words generated tokens are made of: token i is kWords[i % size]. Each is a single run of
+// ASCII letters after one space, so MockTokenCount(text) counts exactly the tokens sent, and none
+// needs JSON escaping.
+constexpr std::string_view kWords[] = {
+    " the",   " quick", " brown", " fox",   " jumps",  " over",  " a",       " lazy",
+    " dog",   " and",   " then",  " runs",  " far",    " into",  " deep",    " green",
+    " woods", " where", " small", " birds", " sing",   " every", " bright",  " morning",
+    " while", " old",   " trees", " sway",  " gently", " in",    " cool",    " wind",
+};
+constexpr size_t kWordCount = sizeof(kWords) / sizeof(kWords[0]);
+
+std::string_view TokenWord(int64_t i) { return kWords[static_cast<size_t>(i) % kWordCount]; }
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+bool IsAsciiSpace(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+bool IsAsciiAlnum(unsigned char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// Calls fn(piece) for each token of `text` by the rule of MockTokenCount. A malformed UTF-8
+// sequence counts as one code point per lead byte (or stray continuation byte).
+template <typename Fn>
+void ForEachMockToken(std::string_view text, Fn&& fn) {
+  size_t i = 0;
+  while (i < text.size()) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (IsAsciiSpace(c)) {
+        ++i;
+      } else if (IsAsciiAlnum(c)) {
+        size_t j = i + 1;
+        while (j < text.size() && IsAsciiAlnum(static_cast<unsigned char>(text[j]))) ++j;
+        fn(text.substr(i, j - i));
+        i = j;
+      } else {
+        fn(text.substr(i, 1));
+        ++i;
+      }
+      continue;
+    }
+    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    size_t j = i + 1;
+    while (j < text.size() && j < i + len && (static_cast<unsigned char>(text[j]) & 0xC0) == 0x80) {
+      ++j;
+    }
+    fn(text.substr(i, j - i));
+    i = j;
+  }
+}
+
+// A stable id for a token piece (FNV-1a), so /tokenize gives equal ids for equal pieces.
+int64_t TokenId(std::string_view piece) {
+  uint32_t h = 2166136261u;
+  for (char ch : piece) {
+    h ^= static_cast<unsigned char>(ch);
+    h *= 16777619u;
+  }
+  return static_cast<int64_t>(h % 100000u);
+}
+
+// One RAII owner for a file descriptor (STYLE.md 11).
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { Reset(); }
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void Reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+std::string_view ReasonPhrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 411: return "Length Required";
+    case 413: return "Payload Too Large";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    default: return "Unknown";
+  }
+}
+
+void AppendResponse(std::string& out, int status, std::string_view body, bool close) {
+  char num[24];
+  out += "HTTP/1.1 ";
+  out.append(num, std::to_chars(num, num + sizeof num, status).ptr);
+  out += ' ';
+  out += ReasonPhrase(status);
+  out += "\r\nServer: evalrun-mock\r\nContent-Type: application/json\r\nContent-Length: ";
+  out.append(num, std::to_chars(num, num + sizeof num, body.size()).ptr);
+  out += close ? "\r\nConnection: close\r\n\r\n" : "\r\nConnection: keep-alive\r\n\r\n";
+  out += body;
+}
+
+void AppendChunk(std::string& out, std::string_view payload) {
+  char hex[20];
+  out.append(hex, std::to_chars(hex, hex + sizeof hex, payload.size(), 16).ptr);
+  out += "\r\n";
+  out += payload;
+  out += "\r\n";
+}
+
+std::string ErrorBody(std::string_view message, std::string_view type, int code) {
+  Json error = {{"message", message}, {"type", type}, {"code", code}};
+  return Dump(Json{{"error", std::move(error)}});
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+    char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] - 'A' + 'a') : b[i];
+    if (x != y) return false;
+  }
+  return true;
+}
+
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool ContainsTokenIgnoreCase(std::string_view list, std::string_view token) {
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    if (EqualsIgnoreCase(TrimBlanks(item), token)) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+struct HttpRequest {
+  std::string method;
+  std::string target;
+  size_t header_bytes = 0;    // request line and headers, through the blank line
+  size_t content_length = 0;
+  bool keep_alive = true;
+  bool expect_continue = false;
+};
+
+// Parses a request head (through "\r\n\r\n"). Returns 0 on success, else the HTTP status to
+// answer with before closing, with `message` saying why.
+int ParseHead(std::string_view head, HttpRequest* req, std::string* message) {
+  req->header_bytes = head.size();
+  req->content_length = 0;
+  req->expect_continue = false;
+  size_t eol = head.find("\r\n");
+  std::string_view line = head.substr(0, eol);
+  size_t sp1 = line.find(' ');
+  size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos) {
+    *message = "malformed request line";
+    return 400;
+  }
+  req->method.assign(line.substr(0, sp1));
+  req->target.assign(line.substr(sp1 + 1, sp2 - sp1 - 1));
+  std::string_view version = line.substr(sp2 + 1);
+  if (version == "HTTP/1.1") {
+    req->keep_alive = true;
+  } else if (version == "HTTP/1.0") {
+    req->keep_alive = false;
+  } else {
+    *message = "unsupported HTTP version";
+    return 400;
+  }
+  bool have_length = false;
+  size_t pos = eol + 2;
+  while (pos < head.size()) {
+    size_t end = head.find("\r\n", pos);
+    if (end == std::string_view::npos || end == pos) break;
+    std::string_view header = head.substr(pos, end - pos);
+    pos = end + 2;
+    size_t colon = header.find(':');
+    if (colon == std::string_view::npos) {
+      *message = "malformed header line";
+      return 400;
+    }
+    std::string_view name = header.substr(0, colon);
+    std::string_view value = header.substr(colon + 1);
+    value = TrimBlanks(value);
+    if (EqualsIgnoreCase(name, "content-length")) {
+      size_t length = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
+      if (ec != std::errc() || ptr != value.data() + value.size() || value.empty() ||
+          (have_length && length != req->content_length)) {
+        *message = "invalid Content-Length";
+        return 400;
+      }
+      have_length = true;
+      req->content_length = length;
+    } else if (EqualsIgnoreCase(name, "transfer-encoding")) {
+      *message = "request bodies must carry Content-Length (Transfer-Encoding is not supported)";
+      return 411;
+    } else if (EqualsIgnoreCase(name, "connection")) {
+      if (ContainsTokenIgnoreCase(value, "close")) req->keep_alive = false;
+      if (ContainsTokenIgnoreCase(value, "keep-alive")) req->keep_alive = true;
+    } else if (EqualsIgnoreCase(name, "expect")) {
+      req->expect_continue = EqualsIgnoreCase(value, "100-continue");
+    }
+  }
+  if (!have_length && req->method == "POST") {
+    *message = "request bodies must carry Content-Length";
+    return 411;
+  }
+  if (req->content_length > kMaxBodyBytes) {
+    *message = "request body too large";
+    return 413;
+  }
+  return 0;
+}
+
+// Text of a message's content: a string, or the text parts of an array of content parts.
+int64_t ContentTokens(const nlohmann::json& content) {
+  if (content.is_string()) return MockTokenCount(content.get_ref<const std::string&>());
+  int64_t tokens = 0;
+  if (content.is_array()) {
+    for (const auto& part : content) {
+      if (part.is_object()) {
+        auto text = part.find("text");
+        if (text != part.end() && text->is_string()) {
+          tokens += MockTokenCount(text->get_ref<const std::string&>());
+        }
+      }
+    }
+  }
+  return tokens;
+}
+
+}  // namespace
+
+int64_t MockTokenCount(std::string_view text) {
+  int64_t count = 0;
+  ForEachMockToken(text, [&](std::string_view) { ++count; });
+  return count;
+}
+
+struct MockServer::Impl {
+  // One chat completion in flight on a connection. "Items" are the text events 0..events-1
+  // followed by item `events`, the closing group (finish chunk, usage chunk, [DONE], 0-chunk).
+  struct Job {
+    bool active = false;
+    bool streaming = false;
+    bool paced = false;          // decode_tps > 0
+    bool pumping = false;        // unpaced stream: started and not stalled
+    bool keep_alive = true;
+    bool include_usage = false;  // request asked for stream_options.include_usage
+    double decode_tps = 0;
+    int64_t n = 0;               // completion tokens
+    int64_t reasoning = 0;       // of which reasoning (the first ones)
+    int64_t per_event = 1;
+    int64_t events = 0;          // text events
+    int64_t next = 0;            // next item to emit
+    int64_t prompt_tokens = 0;
+    double prompt_ms = 0;        // ttft + prefill, as reported in timings
+    int64_t t_first_ns = 0;      // due time of the first event (steady_clock ns)
+    int64_t first_sent_ns = 0;   // when the first / last text event were written (unpaced
+    int64_t last_sent_ns = 0;    // timings)
+    // Faults; -1 when not applied.
+    int64_t drop_item = -1;
+    int64_t stall_item = -1;
+    int64_t stall_ns = 0;
+    bool stall_done = false;     // unpaced: the stall was taken
+    int64_t malformed_item = -1;
+    const char* finish_reason = "stop";
+    std::string id;
+    std::string model;
+    int64_t created = 0;
+    std::string prefix;          // "data: {...,\"delta\":{" shared by every text event
+  };
+
+  struct Conn {
+    UniqueFd fd;
+    uint32_t gen = 0;            // distinguishes connections that reuse an fd number
+    bool closed = false;
+    bool epollout = false;       // EPOLLOUT currently requested
+    bool have_head = false;      // `req` holds the parsed head of the request being read
+    bool responding = false;     // a response is in progress; input waits
+    bool close_after_flush = false;
+    bool linger = false;         // on close: shut down writing, discard input until EOF
+    bool lingering = false;      // doing so (for at most kLingerNs)
+    uint64_t timer_seq = 0;      // seq of this connection's live heap entry; 0: none
+    HttpRequest req;
+    std::string in;
+    std::string out;
+    size_t out_off = 0;          // bytes of `out` already sent
+    Job job;
+  };
+
+  struct Due {
+    int64_t due_ns;
+    uint64_t seq;
+    int fd;
+    bool operator>(const Due& other) const {
+      return due_ns != other.due_ns ? due_ns > other.due_ns : seq > other.seq;
+    }
+  };
+
+  enum class WriteResult { kDrained, kBlocked, kClosed };
+
+  // The loop's own descriptors live as long as the server, so Stop() from another thread can
+  // always write the eventfd; only the listener and connections come and go with Serve().
+  explicit Impl(MockConfig c) : config(std::move(c)) {
+    epoll_fd.Reset(::epoll_create1(EPOLL_CLOEXEC));
+    timer_fd.Reset(::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
+    wake_fd.Reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (!epoll_fd.valid() || !timer_fd.valid() || !wake_fd.valid()) {
+      throw Error(std::string("mock server: cannot create its event loop: ") +
+                  std::strerror(errno));
+    }
+    for (int watched : {timer_fd.get(), wake_fd.get()}) Watch(watched);
+  }
+
+  void Watch(int fd) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = static_cast<uint32_t>(fd);  // generation 0: not a connection
+    ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, fd, &ev);
+  }
+
+  MockConfig config;
+  std::atomic<int> port{0};
+  std::atomic<int64_t> chat_requests{0};
+  std::atomic<bool> stop{false};
+  std::thread thread;
+
+  UniqueFd listen_fd;
+  UniqueFd epoll_fd;
+  UniqueFd timer_fd;
+  UniqueFd wake_fd;
+  UniqueFd spare_fd;             // given up to accept-and-drop when out of descriptors
+
+  std::vector<std::unique_ptr<Conn>> conns;
+  std::vector<std::unique_ptr<Conn>> graveyard;
+  std::vector<Due> heap;         // min-heap on due_ns (std::greater)
+  uint64_t next_seq = 0;
+  uint32_t next_gen = 0;
+  int64_t armed_ns = 0;          // the timerfd's deadline; 0: disarmed or expired
+  std::string scratch;           // one SSE event being formatted
+  std::vector<char> read_buf = std::vector<char>(kReadChunk);
+
+  // --- setup -----------------------------------------------------------------------------------
+
+  [[noreturn]] void ThrowListen(int port_number, const std::string& why) {
+    throw Error("cannot listen on " + config.host + ":" + std::to_string(port_number) + ": " + why);
+  }
+
+  void Bind() {
+    if (listen_fd.valid() || thread.joinable()) throw Error("mock server is already running");
+    RaiseFdLimit();
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    std::string service = std::to_string(config.port);
+    int rc = ::getaddrinfo(config.host.c_str(), service.c_str(), &hints, &found);
+    if (rc != 0) ThrowListen(config.port, ::gai_strerror(rc));
+    std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> results(found, &::freeaddrinfo);
+    UniqueFd fd(::socket(found->ai_family, found->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                         found->ai_protocol));
+    if (!fd.valid()) ThrowListen(config.port, std::strerror(errno));
+    int one = 1;
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd.get(), found->ai_addr, found->ai_addrlen) != 0 ||
+        ::listen(fd.get(), 4096) != 0) {  // the kernel caps it at net.core.somaxconn
+      ThrowListen(config.port, std::strerror(errno));
+    }
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len);
+    port = addr.ss_family == AF_INET6
+               ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
+               : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+
+    spare_fd.Reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    Watch(fd.get());
+    listen_fd = std::move(fd);
+  }
+
+  // A client and this server in one process (the tests) need two descriptors per connection;
+  // the common soft limit of 1024 would cap them near 500, so lift it toward the hard limit.
+  static void RaiseFdLimit() {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+    rlim_t wanted = std::min(limit.rlim_max, kWantedFdLimit);
+    if (limit.rlim_cur < wanted) {
+      limit.rlim_cur = wanted;
+      ::setrlimit(RLIMIT_NOFILE, &limit);
+    }
+  }
+
+  // --- the loop --------------------------------------------------------------------------------
+
+  void Serve(const std::atomic<bool>* external_stop) {
+    ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    std::vector<epoll_event> events(kMaxEvents);
+    while (!stop.load(std::memory_order_relaxed) &&
+           !(external_stop != nullptr && external_stop->load(std::memory_order_relaxed))) {
+      RunDue();
+      ArmTimer();
+      graveyard.clear();
+      int count = ::epoll_wait(epoll_fd.get(), events.data(), kMaxEvents, kPollMs);
+      if (count < 0) {
+        if (errno == EINTR) continue;
+        std::fprintf(stderr, "evalrun: mock-server: epoll_wait: %s\n", std::strerror(errno));
+        break;
+      }
+      // Requests that arrived together are stamped with the same wake-up time, so that reading
+      // and parsing one does not delay the clock of the next (t0 of the timing model).
+      const int64_t woke = NowNs();
+      for (int i = 0; i < count; ++i) {
+        auto fd = static_cast<int>(static_cast<uint32_t>(events[i].data.u64));
+        auto gen = static_cast<uint32_t>(events[i].data.u64 >> 32);
+        if (gen == 0) {
+          if (fd == listen_fd.get()) {
+            Accept();
+          } else {
+            uint64_t value = 0;
+            [[maybe_unused]] ssize_t r = ::read(fd, &value, sizeof value);
+            if (fd == timer_fd.get()) armed_ns = 0;
+          }
+          continue;
+        }
+        if (static_cast<size_t>(fd) >= conns.size() || !conns[fd] || conns[fd]->gen != gen) {
+          continue;
+        }
+        Conn& c = *conns[fd];
+        if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) HandleReadable(c, woke);
+        if (!c.closed && (events[i].events & EPOLLOUT)) HandleWritable(c);
+      }
+    }
+    graveyard.clear();
+    conns.clear();  // closes every connection (and drops it from epoll)
+    heap.clear();
+    ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, listen_fd.get(), nullptr);
+    listen_fd.Reset();
+    spare_fd.Reset();
+    itimerspec disarm{};
+    ::timerfd_settime(timer_fd.get(), TFD_TIMER_ABSTIME, &disarm, nullptr);
+    armed_ns = 0;
+    uint64_t value = 0;
+    [[maybe_unused]] ssize_t r = ::read(wake_fd.get(), &value, sizeof value);
+    stop = false;  // a later Start() or Run() serves again
+  }
+
+  Conn* Live(const Due& entry) {
+    if (static_cast<size_t>(entry.fd) >= conns.size()) return nullptr;
+    Conn* c = conns[entry.fd].get();
+    return c != nullptr && c->timer_seq == entry.seq ? c : nullptr;
+  }
+
+  void RunDue() {
+    int64_t now = NowNs();
+    while (!heap.empty()) {
+      if (heap.front().due_ns > now) {
+        now = NowNs();
+        if (heap.front().due_ns > now) break;
+      }
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      Due entry = heap.back();
+      heap.pop_back();
+      Conn* c = Live(entry);
+      if (c == nullptr) continue;
+      c->timer_seq = 0;
+      OnDue(*c, now);
+    }
+  }
+
+  void ArmTimer() {
+    while (!heap.empty() && Live(heap.front()) == nullptr) {
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      heap.pop_back();
+    }
+    int64_t want = heap.empty() ? 0 : std::max<int64_t>(heap.front().due_ns, 1);
+    if (want == armed_ns) return;
+    itimerspec spec{};
+    spec.it_value.tv_sec = static_cast<time_t>(want / 1000000000);
+    spec.it_value.tv_nsec = static_cast<long>(want % 1000000000);
+    ::timerfd_settime(timer_fd.get(), TFD_TIMER_ABSTIME, &spec, nullptr);
+    armed_ns = want;
+  }
+
+  void Schedule(Conn& c, int64_t due_ns) {
+    c.timer_seq = ++next_seq;
+    heap.push_back(Due{due_ns, c.timer_seq, c.fd.get()});
+    std::push_heap(heap.begin(), heap.end(), std::greater<>());
+  }
+
+  void Accept() {
+    for (;;) {
+      int fd = ::accept4(listen_fd.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if ((errno == EMFILE || errno == ENFILE) && spare_fd.valid()) {
+          // Out of descriptors: shed the pending connection rather than spin on it.
+          spare_fd.Reset();
+          int shed = ::accept(listen_fd.get(), nullptr, nullptr);
+          if (shed >= 0) ::close(shed);
+          spare_fd.Reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+          continue;
+        }
+        return;  // EAGAIN, or an error the next readiness report retries
+      }
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      // The kernel stamps each received segment: t0 of a request is when its bytes reached the
+      // socket, not when this loop got round to reading them.
+      ::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+      auto conn = std::make_unique<Conn>();
+      conn->fd.Reset(fd);
+      conn->gen = ++next_gen == 0 ? ++next_gen : next_gen;
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = (static_cast<uint64_t>(conn->gen) << 32) | static_cast<uint32_t>(fd);
+      if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, fd, &ev) != 0) continue;  // closes fd
+      if (static_cast<size_t>(fd) >= conns.size()) conns.resize(static_cast<size_t>(fd) + 1);
+      conns[fd] = std::move(conn);
+    }
+  }
+
+  void Close(Conn& c) {
+    if (c.closed) return;
+    int fd = c.fd.get();
+    ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, fd, nullptr);
+    c.closed = true;
+    c.timer_seq = 0;
+    c.job.active = false;
+    c.job.pumping = false;
+    graveyard.push_back(std::move(conns[fd]));  // `c` stays valid until the turn ends
+    c.fd.Reset();
+  }
+
+  void UpdateInterest(Conn& c) {
+    if (c.closed) return;
+    bool want = c.out_off < c.out.size() || c.job.pumping;
+    if (want == c.epollout) return;
+    epoll_event ev{};
+    ev.events = EPOLLIN | (want ? EPOLLOUT : 0u);
+    ev.data.u64 = (static_cast<uint64_t>(c.gen) << 32) | static_cast<uint32_t>(c.fd.get());
+    ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_MOD, c.fd.get(), &ev);
+    c.epollout = want;
+  }
+
+  WriteResult WriteOut(Conn& c) {
+    while (c.out_off < c.out.size()) {
+      ssize_t sent = ::send(c.fd.get(), c.out.data() + c.out_off, c.out.size() - c.out_off,
+                            MSG_NOSIGNAL);
+      if (sent > 0) {
+        c.out_off += static_cast<size_t>(sent);
+        continue;
+      }
+      if (sent < 0 && errno == EINTR) continue;
+      if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (c.out_off >= kCompactAt) {
+          c.out.erase(0, c.out_off);
+          c.out_off = 0;
+        }
+        UpdateInterest(c);
+        return WriteResult::kBlocked;
+      }
+      Close(c);
+      return WriteResult::kClosed;
+    }
+    c.out.clear();
+    c.out_off = 0;
+    if (c.close_after_flush) {
+      if (c.linger && !c.lingering) {
+        // Closing with unread request bytes would send RST, which can destroy our error response
+        // in the client's receive queue; send FIN instead and drain until the client closes.
+        ::shutdown(c.fd.get(), SHUT_WR);
+        c.lingering = true;
+        c.in.clear();
+        Schedule(c, NowNs() + kLingerNs);
+        UpdateInterest(c);
+      } else if (!c.lingering) {
+        Close(c);
+      }
+      return WriteResult::kClosed;
+    }
+    return WriteResult::kDrained;
+  }
+
+  void Flush(Conn& c) {
+    if (WriteOut(c) != WriteResult::kClosed) UpdateInterest(c);
+  }
+
+  // recv() into read_buf that also returns, through `arrived` when given, the kernel's receive
+  // timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME) converted to the steady clock.
+  ssize_t ReceiveStamped(int fd, int64_t* arrived) {
+    iovec iov{read_buf.data(), read_buf.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (arrived) {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+    }
+    const ssize_t got = ::recvmsg(fd, &msg, 0);
+    if (got > 0 && arrived) {
+      for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm != nullptr; cm = CMSG_NXTHDR(&msg, cm)) {
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+          timespec real{};
+          std::memcpy(&real, CMSG_DATA(cm), sizeof real);
+          timespec real_now{};
+          ::clock_gettime(CLOCK_REALTIME, &real_now);
+          const int64_t age = (static_cast<int64_t>(real_now.tv_sec) - real.tv_sec) * 1000000000 +
+                              (real_now.tv_nsec - real.tv_nsec);
+          *arrived = NowNs() - std::max<int64_t>(0, age);
+        }
+      }
+    }
+    return got;
+  }
+
+  void HandleReadable(Conn& c, int64_t woke) {
+    if (c.lingering) {
+      for (size_t total = 0; total < kReadBudget;) {
+        ssize_t got = ::recv(c.fd.get(), read_buf.data(), read_buf.size(), 0);
+        if (got > 0) {
+          total += static_cast<size_t>(got);
+          continue;
+        }
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        return Close(c);
+      }
+      return;
+    }
+    size_t total = 0;
+    int64_t arrived = -1;  // kernel receive time of the first bytes read now, steady clock ns
+    while (total < kReadBudget) {
+      ssize_t got = ReceiveStamped(c.fd.get(), arrived < 0 ? &arrived : nullptr);
+      if (got > 0) {
+        c.in.append(read_buf.data(), static_cast<size_t>(got));
+        total += static_cast<size_t>(got);
+        if (static_cast<size_t>(got) < read_buf.size()) break;
+        continue;
+      }
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      Close(c);  // EOF or error: the client is gone, whatever was in flight
+      return;
+    }
+    // A kernel stamp later than the wake-up cannot be right (clock adjustment): keep the wake-up.
+    const int64_t now = arrived > 0 && arrived <= woke ? arrived : woke;
+    if (c.in.size() > kMaxHeaderBytes + kMaxBodyBytes) {
+      Close(c);
+      return;
+    }
+    if (!c.responding) ProcessInput(c, now);
+  }
+
+  void HandleWritable(Conn& c) {
+    if (c.job.pumping) {
+      Pump(c);
+    } else {
+      Flush(c);
+    }
+  }
+
+  // --- requests --------------------------------------------------------------------------------
+
+  void ProcessInput(Conn& c, int64_t now) {
+    while (!c.closed && !c.responding && !c.close_after_flush) {
+      if (!c.have_head) {
+        size_t end = c.in.find("\r\n\r\n");
+        if (end == std::string::npos) {
+          if (c.in.size() > kMaxHeaderBytes) FailAndClose(c, 431, "request head too large");
+          break;
+        }
+        if (end + 4 > kMaxHeaderBytes) {
+          FailAndClose(c, 431, "request head too large");
+          break;
+        }
+        std::string message;
+        int status = ParseHead(std::string_view(c.in).substr(0, end + 4), &c.req, &message);
+        if (status != 0) {
+          FailAndClose(c, status, message);
+          break;
+        }
+        c.have_head = true;
+        if (c.req.expect_continue && c.in.size() < c.req.header_bytes + c.req.content_length) {
+          c.out += "HTTP/1.1 100 Continue\r\n\r\n";
+        }
+      }
+      size_t total = c.req.header_bytes + c.req.content_length;
+      if (c.in.size() < total) break;
+      Dispatch(c, std::string_view(c.in).substr(c.req.header_bytes, c.req.content_length), now);
+      c.in.erase(0, total);
+      c.have_head = false;
+    }
+    if (!c.closed) Flush(c);
+  }
+
+  void FailAndClose(Conn& c, int status, std::string_view message) {
+    AppendResponse(c.out, status, ErrorBody(message, "invalid_request_error", status), true);
+    c.close_after_flush = true;
+    c.linger = true;
+  }
+
+  void Reply(Conn& c, int status, std::string_view body) {
+    AppendResponse(c.out, status, body, !c.req.keep_alive);
+    if (!c.req.keep_alive) c.close_after_flush = true;
+  }
+
+  void ReplyError(Conn& c, int status, std::string_view message, std::string_view type) {
+    Reply(c, status, ErrorBody(message, type, status));
+  }
+
+  void Dispatch(Conn& c, std::string_view body, int64_t now) {
+    std::string_view target = c.req.target;
+    std::string_view path = target.substr(0, target.find('?'));
+    const std::string& method = c.req.method;
+    auto wrong_method = [&] {
+      ReplyError(c, 405, "method " + method + " not allowed on " + std::string(path),
+                 "invalid_request_error");
+    };
+    if (path == "/v1/chat/completions" || path == "/chat/completions") {
+      if (method != "POST") return wrong_method();
+      return StartChat(c, body, now);
+    }
+    if (path == "/v1/models" || path == "/models") {
+      if (method != "GET") return wrong_method();
+      Json model = {{"id", config.model}, {"object", "model"}, {"owned_by", "evalrun-mock"}};
+      return Reply(c, 200, Dump(Json{{"object", "list"}, {"data", Json::array({model})}}));
+    }
+    if (path == "/health") {
+      if (method != "GET") return wrong_method();
+      return Reply(c, 200, R"({"status":"ok"})");
+    }
+    if (path == "/tokenize") {
+      if (method != "POST") return wrong_method();
+      auto doc = nlohmann::json::parse(body, nullptr, false);
+      if (doc.is_discarded() || !doc.is_object() || !doc.contains("content") ||
+          !doc["content"].is_string()) {
+        return ReplyError(c, 400, "expected a JSON object with a string \"content\"",
+                          "invalid_request_error");
+      }
+      Json ids = Json::array();
+      ForEachMockToken(doc["content"].get_ref<const std::string&>(),
+                       [&](std::string_view piece) { ids.push_back(TokenId(piece)); });
+      return Reply(c, 200, Dump(Json{{"tokens", std::move(ids)}}));
+    }
+    ReplyError(c, 404, "unknown route: " + method + " " + std::string(path),
+               "invalid_request_error");
+  }
+
+  bool FaultApplies(int64_t number) const {
+    if (config.fault == MockFault::kNone) return false;
+    return config.fault_on.empty() ||
+           std::find(config.fault_on.begin(), config.fault_on.end(), number) !=
+               config.fault_on.end();
+  }
+
+  void StartChat(Conn& c, std::string_view body, int64_t now) {
+    int64_t number = chat_requests.fetch_add(1) + 1;
+    auto doc = nlohmann::json::parse(body, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+      return ReplyError(c, 400, "request body is not a JSON object", "invalid_request_error");
+    }
+    int64_t prompt_tokens = kMockTokensPerChat;
+    int64_t max_tokens = kDefaultMaxTokens;
+    bool stream = false;
+    bool ignore_eos = false;
+    bool include_usage = false;
+    std::string model = config.model;
+    try {
+      auto messages = doc.find("messages");
+      if (messages == doc.end() || !messages->is_array()) {
+        return ReplyError(c, 400, "\"messages\" must be an array", "invalid_request_error");
+      }
+      for (const auto& message : *messages) {
+        prompt_tokens += kMockTokensPerMessage;
+        if (message.is_object() && message.contains("content")) {
+          prompt_tokens += ContentTokens(message["content"]);
+        }
+      }
+      for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+        auto it = doc.find(key);
+        if (it == doc.end() || it->is_null()) continue;
+        if (!it->is_number() || it->get<double>() < 0) {
+          return ReplyError(c, 400, std::string("\"") + key + "\" must be a non-negative integer",
+                            "invalid_request_error");
+        }
+        max_tokens = std::llround(it->get<double>());
+        break;
+      }
+      if (auto it = doc.find("stream"); it != doc.end() && it->is_boolean()) {
+        stream = it->get<bool>();
+      }
+      if (auto it = doc.find("ignore_eos"); it != doc.end() && it->is_boolean()) {
+        ignore_eos = it->get<bool>();
+      }
+      if (auto it = doc.find("stream_options"); it != doc.end() && it->is_object()) {
+        auto usage = it->find("include_usage");
+        include_usage = usage != it->end() && usage->is_boolean() && usage->get<bool>();
+      }
+      if (auto it = doc.find("model"); it != doc.end() && it->is_string()) {
+        model = it->get<std::string>();
+      }
+    } catch (const nlohmann::json::exception& e) {
+      return ReplyError(c, 400, e.what(), "invalid_request_error");
+    }
+    bool fault = FaultApplies(number);
+    if (fault && config.fault == MockFault::kHttp500) {
+      return ReplyError(c, 500, "mock fault: injected HTTP 500", "server_error");
+    }
+    if (config.max_context > 0) prompt_tokens = std::min(prompt_tokens, config.max_context);
+
+    Job& j = c.job;
+    int64_t natural = std::max(0, config.reasoning_tokens) + std::max(0, config.answer_tokens);
+    bool use_ignore_eos = ignore_eos && config.honor_ignore_eos;
+    j.n = use_ignore_eos ? max_tokens : std::min(max_tokens, natural);
+    j.finish_reason = use_ignore_eos || max_tokens < natural ? "length" : "stop";
+    j.reasoning = std::min<int64_t>(std::max(0, config.reasoning_tokens), j.n);
+    j.per_event = std::max(1, config.tokens_per_event);
+    j.events = j.n == 0 ? 0 : 1 + (j.n - 1 + j.per_event - 1) / j.per_event;
+    j.next = 0;
+    j.active = true;
+    j.streaming = stream;
+    j.paced = config.decode_tps > 0;
+    j.pumping = false;
+    j.keep_alive = c.req.keep_alive;
+    j.include_usage = include_usage;
+    j.decode_tps = config.decode_tps;
+    j.prompt_tokens = prompt_tokens;
+    double prefill_ms = config.prefill_tps > 0
+                            ? static_cast<double>(prompt_tokens) * 1000.0 / config.prefill_tps
+                            : 0.0;
+    j.prompt_ms = std::max(0.0, config.ttft_ms) + prefill_ms;
+    j.t_first_ns = now + std::llround(j.prompt_ms * 1e6);
+    j.first_sent_ns = j.last_sent_ns = 0;
+    j.drop_item = j.stall_item = j.malformed_item = -1;
+    j.stall_ns = 0;
+    j.stall_done = false;
+    int64_t after = std::max(0, config.fault_after_events);
+    if (fault && config.fault == MockFault::kDrop) j.drop_item = std::min(after, j.events);
+    if (fault && config.fault == MockFault::kStall) {
+      j.stall_item = std::min(after, j.events);
+      j.stall_ns = std::llround(std::max(0.0, config.stall_s) * 1e9);
+    }
+    if (fault && config.fault == MockFault::kMalformed && j.events > 0) {
+      j.malformed_item = std::clamp<int64_t>(after, 1, j.events) - 1;
+    }
+    j.id = "chatcmpl-mock-" + std::to_string(number);
+    j.model = std::move(model);
+    j.created = static_cast<int64_t>(std::time(nullptr));
+    c.responding = true;
+
+    if (!stream) {
+      // The whole body leaves when the last token would have been generated.
+      int64_t due = ItemDue(j, j.events);
+      if (!j.paced && j.stall_item >= 0) due += j.stall_ns;
+      return Schedule(c, due);
+    }
+    j.prefix.assign("data: {\"id\":\"");
+    j.prefix += j.id;
+    j.prefix += "\",\"object\":\"chat.completion.chunk\",\"created\":";
+    j.prefix += std::to_string(j.created);
+    j.prefix += ",\"model\":";
+    j.prefix += Dump(Json(j.model));
+    j.prefix += ",\"system_fingerprint\":\"evalrun-mock\",\"choices\":[{\"index\":0,\"delta\":{";
+    c.out +=
+        "HTTP/1.1 200 OK\r\nServer: evalrun-mock\r\nContent-Type: text/event-stream\r\n"
+        "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n";
+    c.out += j.keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+    // Unpaced streams take their stall in Pump(), so their first due time is the bare t_first.
+    Schedule(c, j.paced ? ItemDue(j, 0) : j.t_first_ns);
+  }
+
+  // When item i is due: text event i is sent when its last token is generated; the closing group
+  // goes with the last text event. A stall delays every item from `stall_item` on.
+  static int64_t ItemDue(const Job& j, int64_t i) {
+    int64_t last = 0;
+    if (i >= j.events) {
+      last = j.n > 0 ? j.n - 1 : 0;
+    } else if (i > 0) {
+      last = std::min(i * j.per_event, j.n - 1);
+    }
+    int64_t due = j.t_first_ns;
+    if (j.paced) due += std::llround(static_cast<double>(last) * 1e9 / j.decode_tps);
+    if (j.paced && j.stall_item >= 0 && i >= j.stall_item) due += j.stall_ns;
+    return due;
+  }
+
+  void OnDue(Conn& c, int64_t now) {
+    if (c.lingering) return Close(c);
+    Job& j = c.job;
+    if (!j.active) return;
+    if (!j.streaming) return FinishNonStreamed(c, now);
+    if (!j.paced) {
+      j.pumping = true;
+      return Pump(c);
+    }
+    while (j.active && ItemDue(j, j.next) <= now) EmitItem(c, now);
+    Flush(c);
+    if (c.closed) return;
+    if (j.active) return Schedule(c, ItemDue(j, j.next));
+    if (!c.close_after_flush) FinishResponse(c, now);
+  }
+
+  // Unpaced: format ahead and send until the socket is full, the stream ends or stalls, or this
+  // connection has had its share of the turn.
+  void Pump(Conn& c) {
+    Job& j = c.job;
+    size_t budget = kPumpBudget;
+    for (;;) {
+      while (j.pumping && c.out.size() - c.out_off < kPumpFill) {
+        if (j.next == j.stall_item && !j.stall_done) {
+          j.stall_done = true;
+          j.pumping = false;
+          Schedule(c, NowNs() + j.stall_ns);
+          break;
+        }
+        EmitItem(c, NowNs());
+      }
+      size_t pending = c.out.size() - c.out_off;
+      WriteResult result = WriteOut(c);
+      if (result != WriteResult::kDrained) return;  // closed, or EPOLLOUT requested
+      if (!j.pumping) break;
+      if (pending >= budget) return UpdateInterest(c);  // EPOLLOUT (level) brings us back
+      budget -= pending;
+    }
+    UpdateInterest(c);
+    if (!j.active && !c.close_after_flush) FinishResponse(c, NowNs());
+  }
+
+  // The response is complete in the output buffer: read the next request, if any.
+  void FinishResponse(Conn& c, int64_t now) {
+    c.responding = false;
+    ProcessInput(c, now);
+  }
+
+  // Appends item `j.next` to the output buffer (or, at the drop point, ends the connection).
+  void EmitItem(Conn& c, int64_t now) {
+    Job& j = c.job;
+    int64_t i = j.next;
+    if (i == j.drop_item) {
+      j.active = false;
+      j.pumping = false;
+      c.close_after_flush = true;  // what was written goes out, then the socket closes mid-body
+      return;
+    }
+    ++j.next;
+    if (i < j.events) {
+      if (i == 0) j.first_sent_ns = now;
+      j.last_sent_ns = now;
+      if (i == j.malformed_item) {
+        AppendChunk(c.out, "data: {\"choices\":[{\"delta\":{\"content\":\"bro\n\n");
+        return;
+      }
+      int64_t begin = i == 0 ? 0 : 1 + (i - 1) * j.per_event;
+      int64_t end = i == 0 ? 1 : std::min(1 + i * j.per_event, j.n);
+      scratch.assign(j.prefix);
+      if (begin < j.reasoning) {
+        scratch += "\"reasoning_content\":\"";
+        for (int64_t t = begin; t < std::min(end, j.reasoning); ++t) scratch += TokenWord(t);
+        scratch += '"';
+      }
+      if (end > j.reasoning) {
+        if (begin < j.reasoning) scratch += ',';
+        scratch += "\"content\":\"";
+        for (int64_t t = std::max(begin, j.reasoning); t < end; ++t) scratch += TokenWord(t);
+        scratch += '"';
+      }
+      scratch += "},\"finish_reason\":null}]}\n\n";
+      AppendChunk(c.out, scratch);
+      return;
+    }
+    // The closing group.
+    j.active = false;
+    j.pumping = false;
+    bool separate = config.usage == MockUsageStyle::kSeparateChunk && j.include_usage;
+    Json finish = ChunkHead(j);
+    finish["choices"] = Json::array(
+        {Json{{"index", 0}, {"delta", Json::object()}, {"finish_reason", j.finish_reason}}});
+    if (config.usage == MockUsageStyle::kLastChunk) finish["usage"] = Usage(j);
+    if (config.timings && !separate) finish["timings"] = Timings(j);
+    AppendEvent(c.out, finish);
+    if (separate) {
+      Json usage = ChunkHead(j);
+      usage["choices"] = Json::array();
+      usage["usage"] = Usage(j);
+      if (config.timings) usage["timings"] = Timings(j);
+      AppendEvent(c.out, usage);
+    }
+    AppendChunk(c.out, "data: [DONE]\n\n");
+    c.out += "0\r\n\r\n";
+    if (!j.keep_alive) c.close_after_flush = true;
+  }
+
+  void FinishNonStreamed(Conn& c, int64_t now) {
+    Job& j = c.job;
+    j.active = false;
+    if (j.drop_item >= 0) return Close(c);  // nothing sent: the connection just goes away
+    std::string content;
+    std::string reasoning;
+    for (int64_t t = 0; t < j.n; ++t) (t < j.reasoning ? reasoning : content) += TokenWord(t);
+    Json message = {{"role", "assistant"}, {"content", content}};
+    if (j.reasoning > 0) message["reasoning_content"] = reasoning;
+    j.first_sent_ns = j.last_sent_ns = now;
+    Json doc = {{"id", j.id},
+                {"object", "chat.completion"},
+                {"created", j.created},
+                {"model", j.model},
+                {"system_fingerprint", "evalrun-mock"},
+                {"choices", Json::array({Json{{"index", 0},
+                                              {"message", std::move(message)},
+                                              {"finish_reason", j.finish_reason}}})}};
+    if (config.usage != MockUsageStyle::kNone) doc["usage"] = Usage(j);
+    if (config.timings) doc["timings"] = Timings(j);
+    std::string body = Dump(doc);
+    if (j.malformed_item >= 0) body.resize(body.size() / 2);  // JSON cut in half
+    AppendResponse(c.out, 200, body, !j.keep_alive);
+    if (!j.keep_alive) c.close_after_flush = true;
+    FinishResponse(c, now);
+  }
+
+  static Json ChunkHead(const Job& j) {
+    return Json{{"id", j.id},
+                {"object", "chat.completion.chunk"},
+                {"created", j.created},
+                {"model", j.model},
+                {"system_fingerprint", "evalrun-mock"}};
+  }
+
+  static Json Usage(const Job& j) {
+    Json usage = {{"prompt_tokens", j.prompt_tokens},
+                  {"completion_tokens", j.n},
+                  {"total_tokens", j.prompt_tokens + j.n},
+                  {"prompt_tokens_details", Json{{"cached_tokens", 0}}}};
+    if (j.reasoning > 0) {
+      usage["completion_tokens_details"] = Json{{"reasoning_tokens", j.reasoning}};
+    }
+    return usage;
+  }
+
+  // llama.cpp's `timings`. Paced, predicted_per_second is decode_tps exactly (predicted_ms =
+  // n / decode_tps); unpaced, predicted_ms is the time actually taken between the first and last
+  // text event. With tokens_per_event k > 1 each decode step after the first drafts k tokens and
+  // accepts all but the last (the target model's own token replaces it): draft_n = steps * k,
+  // draft_n_accepted = (n - 1) - steps, so the step emits accepted + 1 tokens.
+  Json Timings(const Job& j) const {
+    double predicted_ms = j.paced ? static_cast<double>(j.n) * 1000.0 / j.decode_tps
+                                  : NanosToMs(j.last_sent_ns - j.first_sent_ns);
+    Json t = {{"prompt_n", j.prompt_tokens},
+              {"prompt_ms", j.prompt_ms},
+              {"prompt_per_second",
+               j.prompt_ms > 0 ? static_cast<double>(j.prompt_tokens) * 1000.0 / j.prompt_ms : 0.0},
+              {"predicted_n", j.n},
+              {"predicted_ms", predicted_ms},
+              {"predicted_per_second",
+               predicted_ms > 0 ? static_cast<double>(j.n) * 1000.0 / predicted_ms : 0.0}};
+    if (j.per_event > 1) {
+      int64_t steps = j.events > 0 ? j.events - 1 : 0;
+      t["draft_n"] = steps * j.per_event;
+      t["draft_n_accepted"] = j.n > 0 ? j.n - 1 - steps : 0;
+    }
+    return t;
+  }
+
+  void AppendEvent(std::string& out, const Json& event) {
+    scratch.assign("data: ");
+    scratch += Dump(event);
+    scratch += "\n\n";
+    AppendChunk(out, scratch);
+  }
+};
+
+MockServer::MockServer(MockConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+
+MockServer::~MockServer() { Stop(); }
+
+void MockServer::Start() {
+  impl_->stop = false;
+  impl_->Bind();
+  Impl* impl = impl_.get();
+  impl_->thread = std::thread([impl] {
+    try {
+      impl->Serve(nullptr);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "evalrun: mock-server stopped: %s\n", e.what());
+    }
+  });
+}
+
+void MockServer::Run(const std::atomic<bool>& stop) {
+  impl_->Bind();
+  impl_->Serve(&stop);
+}
+
+void MockServer::Stop() {
+  impl_->stop = true;
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t r = ::write(impl_->wake_fd.get(), &one, sizeof one);
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+int MockServer::port() const { return impl_->port.load(); }
+
+std::string MockServer::base_url() const {
+  const std::string& host = impl_->config.host;
+  std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return "http://" + shown + ":" + std::to_string(port());
+}
+
+int64_t MockServer::chat_requests() const { return impl_->chat_requests.load(); }
+
+}  // namespace evalrun

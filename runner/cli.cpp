@@ -1,0 +1,339 @@
+#include "runner/cli.h"
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "core/error.h"
+#include "core/version.h"
+#include "plugins/mock_server.h"
+#include "results/speed_report.h"
+#include "runner/speed_protocol.h"
+
+namespace evalrun {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_interrupts{0};
+
+extern "C" void OnInterrupt(int) {
+  // First Ctrl-C: stop at the next safe point and keep what was measured; second: leave now.
+  if (g_interrupts.fetch_add(1) >= 1) std::_Exit(static_cast<int>(ExitCode::kInterrupted));
+  g_stop.store(true);
+}
+
+void InstallInterruptHandler() {
+  struct sigaction action{};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+struct Command {
+  const char* name;
+  const char* help;
+};
+
+// The table of subcommands this build has (STYLE.md 6). Later issues add suite, validate, hash,
+// grade, runs, report, export, verify, compare, suites and graders.
+constexpr Command kCommands[] = {
+    {"speed", "measure prefill, decode and concurrency speed with a fixed protocol"},
+    {"mock-server", "serve a deterministic OpenAI-compatible stand-in for a model server"},
+};
+
+std::vector<std::string> CommandNames() {
+  std::vector<std::string> names;
+  for (const auto& c : kCommands) names.emplace_back(c.name);
+  return names;
+}
+
+std::vector<std::string> OptionNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const auto& l : option->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : option->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+// Unknown arguments left over after parsing a subcommand: a usage error with a hint.
+void RejectExtras(const CLI::App& sub) {
+  const std::vector<std::string> extras = sub.remaining();
+  if (extras.empty()) return;
+  const std::string& first = extras.front();
+  std::string message = std::string(sub.get_name()) + ": ";
+  if (!first.empty() && first[0] == '-') {
+    const std::string flag = first.substr(0, first.find('='));
+    message += "unknown option '" + flag + "'";
+    const std::string hint = ClosestMatch(flag, OptionNames(sub));
+    if (!hint.empty()) message += ", did you mean '" + hint + "'?";
+  } else {
+    message += "unexpected argument '" + first + "'";
+  }
+  throw Error(message + " (evalrun " + sub.get_name() + " --help lists the options)");
+}
+
+std::map<std::string, std::string> ParseLabels(const std::vector<std::string>& labels) {
+  std::map<std::string, std::string> out;
+  for (const auto& label : labels) {
+    const size_t eq = label.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw Error("--label '" + label + "': expected KEY=VALUE, e.g. --label quant=AWQ-4bit");
+    }
+    out[label.substr(0, eq)] = label.substr(eq + 1);
+  }
+  return out;
+}
+
+// Checks early that --out can be written, so a long measurement is never lost to a typo.
+void CheckWritable(const std::string& path) {
+  if (path.empty()) return;
+  std::ofstream probe(path, std::ios::app);
+  if (!probe) throw Error("--out " + path + ": cannot write there");
+}
+
+void WriteOutput(const std::string& path, const std::string& text) {
+  if (path.empty()) {
+    std::cout << text << std::flush;
+    return;
+  }
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) {
+    // Keep the measurement: print it rather than lose it.
+    std::cout << text << std::flush;
+    throw Error("--out " + path + ": writing failed; the result was printed instead",
+                ExitCode::kSomeFailed);
+  }
+}
+
+struct SpeedOptions {
+  SpeedConfig config;
+  std::string prompts;
+  std::string thinking = "auto";
+  std::string format = "md";
+  std::string out;
+  std::string server;
+  std::vector<std::string> labels;
+  bool no_env = false;
+  bool quiet = false;
+};
+
+void AddSpeed(CLI::App& app, SpeedOptions& o) {
+  CLI::App* s = app.add_subcommand("speed", kCommands[0].help);
+  s->allow_extras();
+  s->add_option("--endpoint", o.config.endpoint,
+                "server base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is fine)")
+      ->required();
+  s->add_option("--model", o.config.model, "model name to send (default: the server's first model)");
+  s->add_option("--preset", o.config.preset, "quick (default) | llama-bench | uni-bench | full");
+  s->add_option("-p,--prompt-tokens", o.config.prompt_lengths,
+                "prefill tests: prompt lengths in tokens, comma-separated (e.g. 512,4096)")
+      ->delimiter(',');
+  s->add_option("-n,--gen-tokens", o.config.gen_tokens, "decode tests: tokens to generate");
+  s->add_option("-r,--repetitions", o.config.repetitions,
+                "requests per prefill/decode test; rounds per concurrency level");
+  s->add_option("-c,--concurrency", o.config.concurrency,
+                "concurrency sweep levels, comma-separated (e.g. 1,2,4)")
+      ->delimiter(',');
+  s->add_option("--prompts", o.prompts, "concurrency sweep prompts: distinct | same | both");
+  s->add_option("--thinking", o.thinking,
+                "on | off send chat_template_kwargs.enable_thinking; auto sends nothing");
+  s->add_option("-o,--format", o.format, "md (default) | json | csv | jsonl");
+  s->add_option("--out", o.out, "write the result to FILE instead of stdout");
+  s->add_option("--label", o.labels, "KEY=VALUE recorded with the result (repeatable)");
+  s->add_option("--server", o.server,
+                "skip detection: llama.cpp | vllm | sglang | generic | evalrun-mock");
+  s->add_option("--idle-timeout", o.config.idle_timeout_s,
+                "seconds of silence inside a response before it is an error (default 60)");
+  s->add_flag("--no-env", o.no_env, "do not probe the client host (CPU, GPUs)");
+  s->add_flag("-q,--quiet", o.quiet, "no progress lines on stderr");
+}
+
+int RunSpeedCommand(const CLI::App& sub, SpeedOptions& o) {
+  RejectExtras(sub);
+  SpeedConfig& c = o.config;
+  c.endpoint = NormalizeEndpoint(c.endpoint);
+  if (c.endpoint.rfind("http://", 0) != 0 && c.endpoint.rfind("https://", 0) != 0) {
+    throw Error("--endpoint '" + c.endpoint + "': expected a URL such as http://127.0.0.1:8080");
+  }
+  if (!o.prompts.empty()) {
+    if (o.prompts == "distinct") c.prompts = PromptsMode::kDistinct;
+    else if (o.prompts == "same") c.prompts = PromptsMode::kSame;
+    else if (o.prompts == "both") c.prompts = PromptsMode::kBoth;
+    else throw Error("--prompts '" + o.prompts + "': expected distinct, same or both");
+  }
+  const auto thinking = ParseThinking(o.thinking);
+  if (!thinking) throw Error("--thinking '" + o.thinking + "': expected on, off or auto");
+  c.thinking = *thinking;
+  const auto format = ParseSpeedFormat(o.format);
+  if (!format) {
+    const std::string hint = ClosestMatch(o.format, {"md", "json", "csv", "jsonl"});
+    throw Error("-o '" + o.format + "': expected md, json, csv or jsonl" +
+                (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+  }
+  if (!o.server.empty()) {
+    c.server_kind = ParseServerKind(o.server);
+    if (!c.server_kind) {
+      throw Error("--server '" + o.server +
+                  "': expected llama.cpp, vllm, sglang, generic or evalrun-mock");
+    }
+  }
+  c.labels = ParseLabels(o.labels);
+  c.capture_environment = !o.no_env;
+  ApplyPreset(c);  // usage errors (bad preset, -n 1) before anything is sent
+  CheckWritable(o.out);
+
+  InstallInterruptHandler();
+  auto log = [&o](const std::string& line) {
+    if (!o.quiet) std::cerr << "evalrun: " << line << std::endl;
+  };
+  const SpeedResult result = RunSpeed(c, log, &g_stop);
+  WriteOutput(o.out, RenderSpeed(result, *format));
+  if (!o.out.empty() && !o.quiet) std::cerr << "evalrun: wrote " << o.out << std::endl;
+  if (g_stop.load()) {
+    std::cerr << "evalrun: interrupted; the result holds what was measured" << std::endl;
+    return static_cast<int>(ExitCode::kInterrupted);
+  }
+  if (result.errors() > 0) {
+    std::cerr << "evalrun: " << result.errors() << " request(s) ended in error (see the result)"
+              << std::endl;
+    return static_cast<int>(ExitCode::kSomeFailed);
+  }
+  return 0;
+}
+
+struct MockOptions {
+  MockConfig config;
+  std::string usage = "separate";
+  std::string fault = "none";
+  bool ignore_ignore_eos = false;
+  bool no_timings = false;
+};
+
+void AddMock(CLI::App& app, MockOptions& o) {
+  CLI::App* m = app.add_subcommand("mock-server", kCommands[1].help);
+  m->allow_extras();
+  MockConfig& c = o.config;
+  c.port = 8080;
+  m->add_option("--port", c.port, "TCP port on 127.0.0.1 (0 picks a free one; default 8080)");
+  m->add_option("--host", c.host, "address to listen on (default 127.0.0.1)");
+  m->add_option("--model", c.model, "model id it reports (default evalrun-mock)");
+  m->add_option("--ttft-ms", c.ttft_ms, "time to first token in ms (default 50)");
+  m->add_option("--prefill-tps", c.prefill_tps, "prompt tokens/s added to TTFT (default 0: none)");
+  m->add_option("--decode-tps", c.decode_tps, "tokens/s per stream (default 100; 0: no pacing)");
+  m->add_option("--tokens-per-event", c.tokens_per_event,
+                "tokens per streamed event after the first (speculative decoding; default 1)");
+  m->add_option("--reasoning-tokens", c.reasoning_tokens,
+                "tokens sent as reasoning_content before the answer (default 0)");
+  m->add_option("--answer-tokens", c.answer_tokens,
+                "natural answer length when ignore_eos is not set (default 64)");
+  m->add_flag("--ignore-ignore-eos", o.ignore_ignore_eos,
+              "imitate a server that does not honour ignore_eos");
+  m->add_option("--usage", o.usage, "separate (default) | last | none");
+  m->add_flag("--no-timings", o.no_timings, "leave out llama.cpp-style timings");
+  m->add_option("--fault", o.fault, "none | 500 | drop | stall | malformed");
+  m->add_option("--fault-on", c.fault_on,
+                "chat request numbers (1-based, comma-separated) that get the fault; default all")
+      ->delimiter(',');
+  m->add_option("--fault-after", c.fault_after_events,
+                "events before drop/stall, or the malformed event's number (default 3)");
+  m->add_option("--stall-s", c.stall_s, "seconds a stall lasts (default 5)");
+  m->add_option("--max-context", c.max_context,
+                "silently cut prompts longer than this many tokens (default 0: never)");
+}
+
+int RunMockCommand(const CLI::App& sub, MockOptions& o) {
+  RejectExtras(sub);
+  MockConfig& c = o.config;
+  if (o.usage == "separate") c.usage = MockUsageStyle::kSeparateChunk;
+  else if (o.usage == "last") c.usage = MockUsageStyle::kLastChunk;
+  else if (o.usage == "none") c.usage = MockUsageStyle::kNone;
+  else throw Error("--usage '" + o.usage + "': expected separate, last or none");
+  if (o.fault == "none") c.fault = MockFault::kNone;
+  else if (o.fault == "500") c.fault = MockFault::kHttp500;
+  else if (o.fault == "drop") c.fault = MockFault::kDrop;
+  else if (o.fault == "stall") c.fault = MockFault::kStall;
+  else if (o.fault == "malformed") c.fault = MockFault::kMalformed;
+  else throw Error("--fault '" + o.fault + "': expected none, 500, drop, stall or malformed");
+  if (c.tokens_per_event < 1) throw Error("--tokens-per-event must be at least 1");
+  if (c.decode_tps < 0 || c.ttft_ms < 0 || c.prefill_tps < 0) {
+    throw Error("--decode-tps, --ttft-ms and --prefill-tps must not be negative");
+  }
+  c.honor_ignore_eos = !o.ignore_ignore_eos;
+  c.timings = !o.no_timings;
+
+  InstallInterruptHandler();
+  MockServer server(c);
+  server.Start();  // binds (a failure is an Error naming the address) and serves on its thread
+  std::cout << "evalrun mock-server listening on " << server.base_url() << std::endl;
+  while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  server.Stop();
+  return 0;
+}
+
+}  // namespace
+
+std::string NormalizeEndpoint(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  if (url.size() >= 3 && url.compare(url.size() - 3, 3, "/v1") == 0) url.resize(url.size() - 3);
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+int RunCli(int argc, const char* const* argv) {
+  CLI::App app{"evalrun: how good and how fast is your local model, in one result others can "
+               "compare and verify",
+               "evalrun"};
+  app.set_version_flag("--version", std::string("evalrun ") + kVersion);
+  app.require_subcommand(1);
+  app.footer("Exit codes: 0 done; 1 done but some requests/tasks ended in error; 2 usage or "
+             "configuration error; 3 verification failed; 130 interrupted.");
+  SpeedOptions speed;
+  MockOptions mock;
+  AddSpeed(app, speed);
+  AddMock(app, mock);
+
+  try {
+    if (argc > 1 && argv[1][0] != '-') {
+      const std::string name = argv[1];
+      const auto names = CommandNames();
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        const std::string hint = ClosestMatch(name, names);
+        throw Error("unknown command '" + name + "'" +
+                    (hint.empty() ? "" : ", did you mean '" + hint + "'?") +
+                    " (evalrun --help lists the commands)");
+      }
+    }
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::Success& e) {
+      return app.exit(e);  // --help, --version
+    } catch (const CLI::ParseError& e) {
+      std::string message = e.what();
+      if (message.rfind("A subcommand is required", 0) == 0) {
+        message = "a command is required (evalrun --help lists them)";
+      }
+      throw Error(message);
+    }
+    for (CLI::App* sub : app.get_subcommands()) {
+      if (sub->get_name() == "speed") return RunSpeedCommand(*sub, speed);
+      if (sub->get_name() == "mock-server") return RunMockCommand(*sub, mock);
+    }
+    throw Error("a command is required (evalrun --help lists them)");
+  } catch (const Error& e) {
+    std::cerr << "evalrun: error: " << e.what() << std::endl;
+    return static_cast<int>(e.code());
+  }
+}
+
+}  // namespace evalrun

@@ -1,0 +1,16 @@
+#pragma once
+// The `evalrun` command line (DESIGN.md section 4): subcommands, flags, exit codes. Messages go
+// to stderr as "evalrun: error: ..."; run-fatal errors are caught here, once.
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace evalrun {
+
+// Runs the command line and returns the process exit code.
+int RunCli(int argc, const char* const* argv);
+
+// Normalises an endpoint: no trailing slash, no trailing "/v1" (evalrun adds the paths itself).
+std::string NormalizeEndpoint(std::string url);
+
+}  // namespace evalrun

@@ -1,0 +1,145 @@
+// The command line as a user meets it: the real binary, its exit codes and its exact messages.
+#include "runner/cli.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "plugins/mock_server.h"
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Run Evalrun(const std::string& args) {
+  const std::string err_path = "/tmp/evalrun-cli-test-" + std::to_string(getpid()) + ".err";
+  const std::string command = std::string(EVALRUN_BINARY) + " " + args + " 2>" + err_path;
+  Run run;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+  const int status = pclose(pipe);
+  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.err = Slurp(err_path);
+  std::remove(err_path.c_str());
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("cli: --version and --help everywhere exit 0", "[cli]") {
+  const Run v = Evalrun("--version");
+  CHECK(v.code == 0);
+  CHECK(v.out == "evalrun 0.1.0\n");
+  for (const char* args : {"--help", "speed --help", "mock-server --help"}) {
+    INFO(args);
+    const Run h = Evalrun(args);
+    CHECK(h.code == 0);
+    CHECK_THAT(h.out, Catch::Contains("Usage:"));
+  }
+  CHECK_THAT(Evalrun("--help").out, Catch::Contains("130 interrupted"));
+}
+
+TEST_CASE("cli: usage errors exit 2 with a hint", "[cli]") {
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  const Case c = GENERATE(
+      Case{"spead", "evalrun: error: unknown command 'spead', did you mean 'speed'? (evalrun --help lists the commands)\n"},
+      Case{"", "evalrun: error: a command is required (evalrun --help lists them)\n"},
+      Case{"speed --endpoint http://127.0.0.1:9 --prset quick",
+           "evalrun: error: speed: unknown option '--prset', did you mean '--preset'? (evalrun speed --help lists the options)\n"},
+      Case{"speed --endpoint http://127.0.0.1:9 --preset quik",
+           "evalrun: error: unknown preset 'quik', did you mean 'quick'? (presets: quick, llama-bench, uni-bench, full)\n"},
+      Case{"speed --endpoint http://127.0.0.1:9 -o xml",
+           "evalrun: error: -o 'xml': expected md, json, csv or jsonl\n"},
+      Case{"speed --endpoint http://127.0.0.1:9 --label quant",
+           "evalrun: error: --label 'quant': expected KEY=VALUE, e.g. --label quant=AWQ-4bit\n"},
+      Case{"speed --endpoint localhost:8080",
+           "evalrun: error: --endpoint 'localhost:8080': expected a URL such as http://127.0.0.1:8080\n"},
+      Case{"speed --endpoint http://127.0.0.1:9 --thinking maybe",
+           "evalrun: error: --thinking 'maybe': expected on, off or auto\n"},
+      Case{"mock-server --fault explode",
+           "evalrun: error: --fault 'explode': expected none, 500, drop, stall or malformed\n"},
+      Case{"speed", "evalrun: error: --endpoint is required\n"});
+  INFO(c.args);
+  const Run r = Evalrun(c.args);
+  CHECK(r.code == 2);
+  CHECK(r.err == c.message);
+}
+
+TEST_CASE("cli: an endpoint nobody answers is a configuration error", "[cli]") {
+  const Run r = Evalrun("speed --endpoint http://127.0.0.1:9/v1/ --no-env -q");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("evalrun: error: cannot reach the endpoint http://127.0.0.1:9: "));
+  CHECK_THAT(r.err, Catch::EndsWith("(is the server running? evalrun mock-server starts a stand-in)\n"));
+}
+
+TEST_CASE("cli: endpoints are normalised", "[cli]") {
+  CHECK(evalrun::NormalizeEndpoint("http://h:1/v1/") == "http://h:1");
+  CHECK(evalrun::NormalizeEndpoint("http://h:1/") == "http://h:1");
+  CHECK(evalrun::NormalizeEndpoint("http://h:1") == "http://h:1");
+}
+
+TEST_CASE("cli: speed -o json carries the schema, environment, summaries and raw samples, "
+          "and the other formats render the same tests",
+          "[cli][slow]") {
+  evalrun::MockConfig m;
+  m.ttft_ms = 20;
+  m.decode_tps = 500;
+  m.fault = evalrun::MockFault::kHttp500;
+  m.fault_on = {3};  // the second pp32 request
+  evalrun::MockServer mock(m);
+  mock.Start();
+  const std::string base = "speed --endpoint " + mock.base_url() +
+                           " -p 32 -n 16 -r 2 -c 2 --prompts same -q --label quant=Q4_K_M";
+  const std::string json_path = "/tmp/evalrun-cli-test-" + std::to_string(getpid()) + ".json";
+  const Run r = Evalrun(base + " -o json --out " + json_path);
+  CHECK(r.code == 1);  // one request failed: done, with errors
+  CHECK(r.out.empty());
+  const auto j = nlohmann::json::parse(Slurp(json_path));
+  std::remove(json_path.c_str());
+  CHECK(j["schema_version"] == 1);
+  CHECK(j["kind"] == "evalrun.speed");
+  CHECK(j["labels"]["quant"] == "Q4_K_M");
+  CHECK(j["environment"]["scope"] == "client host");
+  CHECK(j["environment"]["host"]["kernel"].is_string());
+  CHECK(j["server"]["kind"] == "evalrun-mock");
+  CHECK(j["errors"] == 1);
+  REQUIRE(j["tests"].size() == 3);  // pp32, tg16, c2-same
+  const auto& tg = j["tests"][1];
+  CHECK(tg["name"] == "tg16");
+  CHECK(tg["metrics"]["decode_tps"]["samples"].size() == 2);
+  for (const char* key : {"count", "mean", "median", "min", "max", "p90", "p99"}) {
+    CHECK(tg["metrics"]["decode_tps"].contains(key));
+  }
+  CHECK(j["tests"][0]["errors"] == 1);
+  CHECK(j["tests"][0]["error_messages"][0] ==
+        "http_error: HTTP 500: mock fault: injected HTTP 500");
+
+  // The mock counts requests across runs, so these runs see no fault.
+  const Run md = Evalrun(base);
+  CHECK(md.code == 0);
+  CHECK_THAT(md.out, Catch::Contains("| tg16 "));
+  CHECK_THAT(Evalrun(base + " -o csv").out, Catch::Contains("tg16,decode"));
+  CHECK_THAT(Evalrun(base + " -o jsonl").out, Catch::Contains("\"name\":\"tg16\""));
+}
