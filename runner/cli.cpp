@@ -15,6 +15,7 @@
 #include "plugins/mock_server.h"
 #include "results/speed_report.h"
 #include "runner/speed_protocol.h"
+#include "runner/task_commands.h"
 
 namespace evalrun {
 
@@ -37,21 +38,13 @@ void InstallInterruptHandler() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-struct Command {
-  const char* name;
-  const char* help;
-};
-
-// The table of subcommands this build has (STYLE.md 6). Later issues add suite, validate, hash,
-// grade, runs, report, export, verify, compare, suites and graders.
-constexpr Command kCommands[] = {
-    {"speed", "measure prefill, decode and concurrency speed with a fixed protocol"},
-    {"mock-server", "serve a deterministic OpenAI-compatible stand-in for a model server"},
-};
-
-std::vector<std::string> CommandNames() {
+// The subcommands this build has are the CLI11 app's own table (each Add* function registers
+// one); later issues add suite, grade, runs, report, export, verify, compare and graders.
+std::vector<std::string> CommandNames(const CLI::App& app) {
   std::vector<std::string> names;
-  for (const auto& c : kCommands) names.emplace_back(c.name);
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+  }
   return names;
 }
 
@@ -129,7 +122,8 @@ struct SpeedOptions {
 };
 
 void AddSpeed(CLI::App& app, SpeedOptions& o) {
-  CLI::App* s = app.add_subcommand("speed", kCommands[0].help);
+  CLI::App* s = app.add_subcommand(
+      "speed", "measure prefill, decode and concurrency speed with a fixed protocol");
   s->allow_extras();
   s->add_option("--endpoint", o.config.endpoint,
                 "server base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is fine)")
@@ -221,7 +215,8 @@ struct MockOptions {
 };
 
 void AddMock(CLI::App& app, MockOptions& o) {
-  CLI::App* m = app.add_subcommand("mock-server", kCommands[1].help);
+  CLI::App* m = app.add_subcommand(
+      "mock-server", "serve a deterministic OpenAI-compatible stand-in for a model server");
   m->allow_extras();
   MockConfig& c = o.config;
   c.port = 8080;
@@ -300,13 +295,15 @@ int RunCli(int argc, const char* const* argv) {
              "configuration error; 3 verification failed; 130 interrupted.");
   SpeedOptions speed;
   MockOptions mock;
+  TaskCommandOptions tasks;
   AddSpeed(app, speed);
   AddMock(app, mock);
+  AddTaskCommands(app, tasks);
 
   try {
     if (argc > 1 && argv[1][0] != '-') {
       const std::string name = argv[1];
-      const auto names = CommandNames();
+      const auto names = CommandNames(app);
       if (std::find(names.begin(), names.end(), name) == names.end()) {
         const std::string hint = ClosestMatch(name, names);
         throw Error("unknown command '" + name + "'" +
@@ -328,6 +325,10 @@ int RunCli(int argc, const char* const* argv) {
     for (CLI::App* sub : app.get_subcommands()) {
       if (sub->get_name() == "speed") return RunSpeedCommand(*sub, speed);
       if (sub->get_name() == "mock-server") return RunMockCommand(*sub, mock);
+      RejectExtras(*sub);
+      if (sub->get_name() == "hash") return RunHashCommand(tasks);
+      if (sub->get_name() == "validate") return RunValidateCommand(tasks);
+      if (sub->get_name() == "suites") return RunSuitesCommand();
     }
     throw Error("a command is required (evalrun --help lists them)");
   } catch (const Error& e) {

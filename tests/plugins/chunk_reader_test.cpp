@@ -16,90 +16,27 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "tests/support/allocation_counter.h"
+#include "tests/support/fixtures.h"
 #include <nlohmann/json.hpp>
 
 #include "plugins/sse_parser.h"
-
-// Counts heap allocations, so that "nothing allocated per event" is tested, not promised. Every
-// non-aligned form is replaced, so that no allocation pairs this free() with a sanitizer's
-// allocator. Not inlined: GCC 12 takes an inlined malloc/free pair for a new/free mismatch.
-namespace {
-std::atomic<long> g_allocations{0};
-
-[[gnu::noinline]] void* CountedAllocate(std::size_t size) noexcept {
-  ++g_allocations;
-  return std::malloc(size == 0 ? 1 : size);
-}
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (void* p = CountedAllocate(size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  return operator new(size);
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return CountedAllocate(size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return CountedAllocate(size);
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  operator delete(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  operator delete(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  operator delete(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  operator delete(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  operator delete(p);
-}
 
 namespace evalrun {
 namespace {
 
 using nlohmann::json;
 
-std::string ReadFixture(const std::string& name) {
-  const std::string path = std::string(EVALRUN_TEST_FIXTURES) + "/sse/" + name;
-  std::ifstream file(path, std::ios::binary);
-  INFO(path);
-  REQUIRE(file.good());
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+std::string ReadFixture(const std::string& name) { return testing::ReadFixture("sse/" + name); }
 
-std::vector<std::string> FixtureNames() {
-  std::vector<std::string> names;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(EVALRUN_TEST_FIXTURES) + "/sse")) {
-    names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> FixtureNames() { return testing::FixtureNames("sse"); }
 
 // The body of a `curl -i` capture (after the first blank line, CRLF or LF), or a whole .sse file.
 std::string Body(const std::string& name) {
   std::string text = ReadFixture(name);
   if (name.size() < 5 || name.substr(name.size() - 5) != ".http") return text;
-  const size_t crlf = text.find("\r\n\r\n");
-  const size_t lf = text.find("\n\n");
-  if (crlf != std::string::npos && (lf == std::string::npos || crlf < lf)) {
-    return text.substr(crlf + 4);
-  }
-  REQUIRE(lf != std::string::npos);
-  return text.substr(lf + 2);
+  return testing::SplitHttpCapture(text).body;
 }
 
 class DataCollector : public SseHandler {
@@ -721,9 +658,9 @@ TEST_CASE("chunk: reading a stream allocates nothing once the strings have grown
   }
   ChunkFields fields;
   size_t content_bytes = 0;
-  const long start = g_allocations.load();
+  const long start = evalrun::testing::AllocationCount();
   for (const std::string& data : chunks) ReadChunk(data, fields, nullptr);  // strings grow
-  const long before = g_allocations.load();
+  const long before = evalrun::testing::AllocationCount();
   CHECK(before > start);  // the counter counts
   bool all_read = true;
   for (int pass = 0; pass < 10; ++pass) {
@@ -732,7 +669,7 @@ TEST_CASE("chunk: reading a stream allocates nothing once the strings have grown
       content_bytes += fields.content.size();
     }
   }
-  const long allocations = g_allocations.load() - before;
+  const long allocations = evalrun::testing::AllocationCount() - before;
   CHECK(all_read);
   CHECK(allocations == 0);
   CHECK(content_bytes > 0);

@@ -6,17 +6,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/fixtures.h"
+
 using namespace evalrun;
 
 namespace {
 
-std::string ReadFixture(const std::string& name) {
-  std::ifstream in(std::string(EVALRUN_TEST_FIXTURES) + "/sse/" + name, std::ios::binary);
-  REQUIRE(in);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string ReadFixture(const std::string& name) { return testing::ReadFixture("sse/" + name); }
 
 struct Captured {
   int status = 200;
@@ -24,17 +20,13 @@ struct Captured {
   std::string body;
 };
 
-// A `curl -i` capture: status line, headers, blank line, body.
 Captured ReadCapture(const std::string& name) {
-  const std::string text = ReadFixture(name);
+  const testing::HttpCapture http = testing::ReadHttpCapture("sse/" + name);
   Captured c;
-  const size_t head_end = text.find("\r\n\r\n") != std::string::npos ? text.find("\r\n\r\n") + 4
-                                                                       : text.find("\n\n") + 2;
-  const std::string head = text.substr(0, head_end);
-  c.body = text.substr(head_end);
-  c.status = std::stoi(head.substr(head.find(' ') + 1, 3));
-  c.content_type = head.find("text/event-stream") != std::string::npos ? "text/event-stream"
+  c.status = http.status;
+  c.content_type = http.content_type.rfind("text/event-stream", 0) == 0 ? "text/event-stream"
                                                                         : "application/json";
+  c.body = http.body;
   return c;
 }
 

@@ -1,6 +1,8 @@
 #include "plugins/server_probe.h"
 
 #include <catch2/catch.hpp>
+
+#include "tests/support/fixtures.h"
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -16,28 +18,14 @@ using json = nlohmann::json;
 const std::string kFixtures = EVALRUN_TEST_FIXTURES;
 const std::string kBase = "http://127.0.0.1:8080";
 
-std::string ReadFixture(const std::string& relative) {
-  std::ifstream in(kFixtures + "/" + relative, std::ios::binary);
-  REQUIRE(in);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string ReadFixture(const std::string& relative) { return testing::ReadFixture(relative); }
 
 // A `curl -i` capture: status line, headers, blank line, body.
 HttpResponse Capture(const std::string& relative) {
-  const std::string text = ReadFixture(relative);
+  const testing::HttpCapture http = testing::ReadHttpCapture(relative);
   HttpResponse response;
-  size_t split = text.find("\r\n\r\n");
-  size_t body_at = split + 4;
-  if (split == std::string::npos) {
-    split = text.find("\n\n");
-    body_at = split + 2;
-  }
-  REQUIRE(split != std::string::npos);
-  const size_t space = text.find(' ');
-  response.status = std::stoi(text.substr(space + 1, 3));
-  response.body = text.substr(body_at);
+  response.status = http.status;
+  response.body = http.body;
   response.content_type = "application/json";
   return response;
 }

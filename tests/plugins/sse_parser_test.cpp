@@ -16,49 +16,8 @@
 
 #include <catch2/catch.hpp>
 
-// Counts heap allocations, so that "no allocation per event" is tested, not promised. Every
-// non-aligned form is replaced, so that no allocation pairs this free() with a sanitizer's
-// allocator. Not inlined: GCC 12 takes an inlined malloc/free pair for a new/free mismatch.
-namespace {
-std::atomic<long> g_allocations{0};
-
-[[gnu::noinline]] void* CountedAllocate(std::size_t size) noexcept {
-  ++g_allocations;
-  return std::malloc(size == 0 ? 1 : size);
-}
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (void* p = CountedAllocate(size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  return operator new(size);
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return CountedAllocate(size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return CountedAllocate(size);
-}
-[[gnu::noinline]] void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  operator delete(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  operator delete(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  operator delete(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  operator delete(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  operator delete(p);
-}
+#include "tests/support/allocation_counter.h"
+#include "tests/support/fixtures.h"
 
 namespace evalrun {
 namespace {
@@ -129,25 +88,9 @@ void CheckAllSlicings(std::string_view body, const std::vector<Event>& expected,
   }
 }
 
-std::string ReadFixture(const std::string& name) {
-  const std::string path = std::string(EVALRUN_TEST_FIXTURES) + "/sse/" + name;
-  std::ifstream file(path, std::ios::binary);
-  INFO(path);
-  REQUIRE(file.good());
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
+std::string ReadFixture(const std::string& name) { return testing::ReadFixture("sse/" + name); }
 
-std::vector<std::string> FixtureNames() {
-  std::vector<std::string> names;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(EVALRUN_TEST_FIXTURES) + "/sse")) {
-    names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> FixtureNames() { return testing::FixtureNames("sse"); }
 
 bool EndsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
@@ -160,13 +103,8 @@ struct Capture {
 };
 
 Capture SplitCapture(const std::string& text) {
-  const size_t crlf = text.find("\r\n\r\n");
-  const size_t lf = text.find("\n\n");
-  REQUIRE((crlf != std::string::npos || lf != std::string::npos));
-  if (crlf != std::string::npos && (lf == std::string::npos || crlf < lf)) {
-    return {text.substr(0, crlf), text.substr(crlf + 4)};
-  }
-  return {text.substr(0, lf), text.substr(lf + 2)};
+  const testing::HttpCapture c = testing::SplitHttpCapture(text);
+  return {c.head, c.body};
 }
 
 // What the fixture's body is, from its Content-Type (constructed .sse files are event streams).
@@ -518,16 +456,16 @@ TEST_CASE("sse: no allocation per event once buffers have grown", "[sse]") {
   }
   SseParser parser;
   Counter counter;
-  const long start = g_allocations.load();
+  const long start = evalrun::testing::AllocationCount();
   for (std::string_view slice : slices) parser.Feed(slice, counter);  // buffers grow here
   parser.Finish(counter);
-  const long before = g_allocations.load();
+  const long before = evalrun::testing::AllocationCount();
   CHECK(before > start);  // the counter counts
   for (int pass = 0; pass < 10; ++pass) {
     for (std::string_view slice : slices) parser.Feed(slice, counter);
     parser.Finish(counter);
   }
-  const long allocations = g_allocations.load() - before;
+  const long allocations = evalrun::testing::AllocationCount() - before;
   CHECK(allocations == 0);
   CHECK(counter.events == int64_t{11} * 26);  // 26 events a pass, [DONE] included
 }

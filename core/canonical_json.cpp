@@ -1,0 +1,273 @@
+#include "core/canonical_json.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <system_error>
+
+#include "core/error.h"
+
+namespace evalrun {
+namespace {
+
+// 2^53: the largest magnitude up to which every integer is exactly a JavaScript Number.
+constexpr std::uint64_t kMaxSafeMagnitude = std::uint64_t{1} << 53;
+
+// Decodes UTF-8 into UTF-16 code units (appended to `out` when it is not null). Throws Error on
+// malformed UTF-8 (overlong forms, encoded surrogates, beyond U+10FFFF, truncated sequences):
+// nlohmann's parser never produces such strings, but values built in code might, and
+// JSON.stringify has no byte-exact rendering for them.
+void DecodeUtf8(std::string_view text, std::u16string* out) {
+  const auto fail = [&](std::size_t at) {
+    throw Error("canonical JSON: invalid UTF-8 at byte " + std::to_string(at) +
+                " of a string; only valid UTF-8 can be hashed");
+  };
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    char32_t cp = 0;
+    std::size_t length = 0;
+    char32_t min = 0;
+    if (lead < 0x80) {
+      cp = lead;
+      length = 1;
+    } else if ((lead & 0xE0) == 0xC0) {
+      cp = lead & 0x1F;
+      length = 2;
+      min = 0x80;
+    } else if ((lead & 0xF0) == 0xE0) {
+      cp = lead & 0x0F;
+      length = 3;
+      min = 0x800;
+    } else if ((lead & 0xF8) == 0xF0) {
+      cp = lead & 0x07;
+      length = 4;
+      min = 0x10000;
+    } else {
+      fail(i);
+    }
+    if (i + length > text.size()) fail(i);
+    for (std::size_t j = 1; j < length; ++j) {
+      const auto next = static_cast<unsigned char>(text[i + j]);
+      if ((next & 0xC0) != 0x80) fail(i);
+      cp = (cp << 6) | (next & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) fail(i);
+    if (out != nullptr) {
+      if (cp >= 0x10000) {
+        cp -= 0x10000;
+        out->push_back(static_cast<char16_t>(0xD800 + (cp >> 10)));
+        out->push_back(static_cast<char16_t>(0xDC00 + (cp & 0x3FF)));
+      } else {
+        out->push_back(static_cast<char16_t>(cp));
+      }
+    }
+    i += length;
+  }
+}
+
+// JSON.stringify's QuoteJSONString for a string without lone surrogates.
+void AppendString(std::string_view text, std::string& out) {
+  DecodeUtf8(text, nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (const char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += "\\u00";
+          out.push_back(kHex[(c >> 4) & 0xF]);
+          out.push_back(kHex[c & 0xF]);
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+void AppendValue(const nlohmann::json& value, std::string& out);
+
+void AppendObject(const nlohmann::json& object, std::string& out) {
+  // nlohmann keeps keys in byte order, which differs from UTF-16 order once a key holds
+  // U+E000..U+FFFF next to a supplementary-plane character; sort explicitly.
+  struct Member {
+    std::u16string sort_key;
+    const std::string* key;
+    const nlohmann::json* value;
+  };
+  std::vector<Member> members;
+  members.reserve(object.size());
+  for (const auto& [key, member_value] : object.items()) {
+    Member m{{}, &key, &member_value};
+    DecodeUtf8(key, &m.sort_key);
+    members.push_back(std::move(m));
+  }
+  std::sort(members.begin(), members.end(),
+            [](const Member& a, const Member& b) { return a.sort_key < b.sort_key; });
+  out.push_back('{');
+  bool first = true;
+  for (const auto& m : members) {
+    if (!first) out.push_back(',');
+    first = false;
+    AppendString(*m.key, out);
+    out.push_back(':');
+    AppendValue(*m.value, out);
+  }
+  out.push_back('}');
+}
+
+void AppendValue(const nlohmann::json& value, std::string& out) {
+  using Type = nlohmann::json::value_t;
+  switch (value.type()) {
+    case Type::null:
+      out += "null";
+      return;
+    case Type::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case Type::string:
+      AppendString(value.get_ref<const std::string&>(), out);
+      return;
+    case Type::number_integer: {
+      const auto v = value.get<std::int64_t>();
+      const std::uint64_t magnitude =
+          v < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+      out +=
+          magnitude <= kMaxSafeMagnitude ? std::to_string(v) : EcmaNumber(static_cast<double>(v));
+      return;
+    }
+    case Type::number_unsigned: {
+      const auto v = value.get<std::uint64_t>();
+      out += v <= kMaxSafeMagnitude ? std::to_string(v) : EcmaNumber(static_cast<double>(v));
+      return;
+    }
+    case Type::number_float:
+      out += EcmaNumber(value.get<double>());
+      return;
+    case Type::array: {
+      out.push_back('[');
+      bool first = true;
+      for (const auto& element : value) {
+        if (!first) out.push_back(',');
+        first = false;
+        AppendValue(element, out);
+      }
+      out.push_back(']');
+      return;
+    }
+    case Type::object:
+      AppendObject(value, out);
+      return;
+    case Type::binary:
+      throw Error("canonical JSON: binary values have no JSON rendering");
+    case Type::discarded:  // what json::parse(text, nullptr, false) returns for bad text
+      throw Error("canonical JSON: a discarded value (failed parse) has no JSON rendering");
+  }
+  throw Error("canonical JSON: unknown value type");
+}
+
+}  // namespace
+
+std::string EcmaNumber(double value) {
+  if (std::isnan(value)) throw Error("canonical JSON: NaN has no JSON rendering");
+  if (std::isinf(value)) throw Error("canonical JSON: Infinity has no JSON rendering");
+  if (value == 0) return "0";  // both +0 and -0
+  std::string out;
+  if (value < 0) {
+    out.push_back('-');
+    value = -value;
+  }
+  // Shortest round-trip digits, as "d[.ddd]e±xx".
+  char buffer[64];
+  const auto result =
+      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
+  if (result.ec != std::errc()) throw Error("canonical JSON: cannot format a number");
+  const std::string_view sci(buffer, static_cast<std::size_t>(result.ptr - buffer));
+  const auto e_pos = sci.find('e');
+  std::string digits;
+  for (const char c : sci.substr(0, e_pos)) {
+    if (c != '.') digits.push_back(c);
+  }
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  int exponent = 0;
+  const auto exp_text = sci.substr(e_pos + 1);
+  const char* exp_begin = exp_text.data() + (exp_text.front() == '+' ? 1 : 0);
+  std::from_chars(exp_begin, exp_text.data() + exp_text.size(), exponent);
+
+  // ECMA-262 Number::toString: value = 0.d1..dk x 10^n, so n is the scientific exponent + 1.
+  const int k = static_cast<int>(digits.size());
+  const int n = exponent + 1;
+  if (k <= n && n <= 21) {
+    out += digits;
+    out.append(static_cast<std::size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out.append(digits, 0, static_cast<std::size_t>(n));
+    out.push_back('.');
+    out.append(digits, static_cast<std::size_t>(n));
+  } else if (-6 < n && n <= 0) {
+    out += "0.";
+    out.append(static_cast<std::size_t>(-n), '0');
+    out += digits;
+  } else {
+    out.push_back(digits[0]);
+    if (k > 1) {
+      out.push_back('.');
+      out.append(digits, 1);
+    }
+    out.push_back('e');
+    out.push_back(n - 1 < 0 ? '-' : '+');
+    out += std::to_string(n - 1 < 0 ? 1 - n : n - 1);
+  }
+  return out;
+}
+
+std::string CanonicalJson(const nlohmann::json& value) {
+  std::string out;
+  AppendValue(value, out);
+  return out;
+}
+
+std::string CanonicalObjectInOrder(
+    const std::vector<std::pair<std::string, const nlohmann::json*>>& fields) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [key, value] : fields) {
+    if (!first) out.push_back(',');
+    first = false;
+    AppendString(key, out);
+    out.push_back(':');
+    if (value == nullptr) {
+      out += "null";
+    } else {
+      AppendValue(*value, out);
+    }
+  }
+  out.push_back('}');
+  return out;
+}
+
+}  // namespace evalrun

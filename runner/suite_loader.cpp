@@ -1,0 +1,38 @@
+#include "runner/suite_loader.h"
+
+#include "core/error.h"
+#include "plugins/zxbench_importer.h"
+#include "tasks/task_yaml.h"
+
+namespace evalrun {
+
+Suite LoadSuite(const std::string& spec, const ResolveOptions& options) {
+  ResolvedSuite resolved = ResolveSuite(spec, options);
+  Suite suite;
+  if (resolved.format == "zxbench") {
+    // The bank is one file: the path itself, or data/scenarios/benchmark.json below the folder.
+    std::string bank = resolved.path;
+    std::optional<std::string> bytes = resolved.files->Read(bank);
+    if (!bytes) {
+      bank = bank.empty() ? kZxBenchBankPath : bank + "/" + kZxBenchBankPath;
+      bytes = resolved.files->Read(bank);
+    }
+    if (!bytes) {
+      throw Error(resolved.files->Describe() + ": no zx-bench bank at '" + bank + "'");
+    }
+    suite = ImportZxBench(*bytes, resolved.files->Describe() + ":" + bank);
+  } else if (resolved.format == "evalrun") {
+    suite = LoadEvalrunSuite(*resolved.files, resolved.path);
+  } else {
+    throw Error("suite '" + spec + "': unknown format '" + resolved.format +
+                "' (formats: evalrun, zxbench)");
+  }
+  suite.spec = spec;
+  suite.repo = resolved.repo;
+  suite.path = resolved.path;
+  suite.commit = resolved.commit;
+  suite.tree = resolved.tree;
+  return suite;
+}
+
+}  // namespace evalrun

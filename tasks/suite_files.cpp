@@ -1,0 +1,75 @@
+#include "tasks/suite_files.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace evalrun {
+
+namespace fs = std::filesystem;
+
+DiskFiles::DiskFiles(std::string root) : root_(std::move(root)) {}
+
+std::optional<std::string> DiskFiles::Read(const std::string& path) const {
+  const fs::path full = path.empty() ? fs::path(root_) : fs::path(root_) / path;
+  std::error_code error;
+  if (!fs::is_regular_file(full, error)) return std::nullopt;
+  std::ifstream in(full, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+std::vector<std::string> DiskFiles::List(const std::string& dir) const {
+  std::vector<std::string> out;
+  const fs::path folder = dir.empty() ? fs::path(root_) : fs::path(root_) / dir;
+  std::error_code error;
+  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+    if (!it->is_regular_file(error)) continue;
+    const std::string name = it->path().filename().string();
+    out.push_back(dir.empty() ? name : dir + "/" + name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+// Matches pattern[p..] against path[s..]; `*` and `?` never cross '/', `**` does.
+bool Match(const std::string& pattern, size_t p, const std::string& path, size_t s) {
+  while (p < pattern.size()) {
+    const char c = pattern[p];
+    if (c == '*') {
+      const bool across = p + 1 < pattern.size() && pattern[p + 1] == '*';
+      size_t next = p + (across ? 2 : 1);
+      // "**/" also matches zero folders.
+      if (across && next < pattern.size() && pattern[next] == '/' && Match(pattern, next + 1, path, s)) {
+        return true;
+      }
+      for (size_t i = s; i <= path.size(); ++i) {
+        if (Match(pattern, next, path, i)) return true;
+        if (i < path.size() && path[i] == '/' && !across) return false;
+      }
+      return false;
+    }
+    if (s >= path.size()) return false;
+    if (c == '?') {
+      if (path[s] == '/') return false;
+    } else if (c != path[s]) {
+      return false;
+    }
+    ++p;
+    ++s;
+  }
+  return s == path.size();
+}
+
+}  // namespace
+
+bool GlobMatch(const std::string& pattern, const std::string& path) {
+  return Match(pattern, 0, path, 0);
+}
+
+}  // namespace evalrun
