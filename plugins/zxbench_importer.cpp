@@ -346,9 +346,9 @@ std::string EntryName(const std::string& file_label, const std::string& id, std:
 std::optional<std::int64_t> TokenCount(const json& entry, const char* name) {
   const json* value = Field(entry, name);
   if (value == nullptr || !value->is_number()) return std::nullopt;
-  if (value->is_number_integer()) return value->get<std::int64_t>();
+  // A positive whole number of tokens; anything else is left to the run's settings.
   const double d = value->get<double>();
-  if (d < 0 || d > 1e12 || d != static_cast<double>(static_cast<std::int64_t>(d))) {
+  if (!(d >= 1 && d <= 1e9) || d != static_cast<double>(static_cast<std::int64_t>(d))) {
     return std::nullopt;
   }
   return static_cast<std::int64_t>(d);

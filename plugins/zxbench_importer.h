@@ -41,7 +41,8 @@ std::string ZxNormalizeGoldVerifiedAt(const std::string& value);
 // repeats an id; an entry without scenarioHash; "<file>: entry '<id>' (index N): scenarioHash is
 // <stored> but its content hashes to <computed>" for the first mismatch; and, when more than half
 // of the entries mismatch, a refusal saying this bank version uses a hash evalrun cannot
-// reproduce. An entry with an unknown difficulty is an error too (zx-bench knows four).
+// reproduce. An entry without a dimension, or with a difficulty other than easy, medium, hard
+// or adversarial, is an error too.
 //
 // Each task keeps the raw entry (Task::raw) and the full SHA-256 of ZxCanonicalScenario
 // (Task::hash; ShortHash() is the scenarioHash); Task::location is `file_label:LINE:COLUMN` of

@@ -155,6 +155,20 @@ TEST_CASE("zx-bench: other keys sort by UTF-16 code units", "[zxbench]") {
   CHECK(ZxScenarioHash(entry) == "b8155d2184ac58ad");
 }
 
+TEST_CASE("zx-bench: nested numbers and strings are written as JSON.stringify writes them",
+          "[zxbench]") {
+  json entry = Entry("RM-CN-023");
+  entry["requirements"] =
+      json::parse(R"({"answer":1.0,"b":0.1,"c":1e21,"d":1e-7,"e":-0.0,"f":123456789012345678901,)"
+                  R"("s":"tab\t ctl\u0001 \u2028 / \u00e9 \ud83d\ude00 \"q\" \\"})");
+  CHECK(ZxCanonicalScenario(entry).find(
+            R"("requirements":{"answer":1,"b":0.1,"c":1e+21,"d":1e-7,"e":0,)"
+            R"("f":123456789012345680000,"s":"tab\t ctl\u0001 )"
+            "\xE2\x80\xA8 / \xC3\xA9 \xF0\x9F\x98\x80 "
+            R"(\"q\" \\"},)") != std::string::npos);
+  CHECK(ZxScenarioHash(entry) == "6f9c3d3c37675870");
+}
+
 TEST_CASE("zx-bench: an absent field and a null field hash the same", "[zxbench]") {
   json with_nulls = Entry("TC-CN-055-RECOVERY-1");
   REQUIRE(with_nulls.contains("sourceCode"));

@@ -143,3 +143,98 @@ TEST_CASE("cli: speed -o json carries the schema, environment, summaries and raw
   CHECK_THAT(Evalrun(base + " -o csv").out, Catch::Contains("tg16,decode"));
   CHECK_THAT(Evalrun(base + " -o jsonl").out, Catch::Contains("\"name\":\"tg16\""));
 }
+
+TEST_CASE("cli: validate a suite on disk prints counts by dimension and grader", "[cli][tasks]") {
+  const Run r = Evalrun(std::string("validate ") + EVALRUN_TEST_FIXTURES + "/tasks/mini");
+  CHECK(r.code == 0);
+  CHECK(r.out ==
+        "suite mini (unpinned: read from disk): 3 tasks, every hash verified\n"
+        "  dimension  tasks\n"
+        "  code           1\n"
+        "  math           2\n"
+        "  grader       tasks\n"
+        "  answer_line      2\n"
+        "  code_tests       1\n"
+        "runnable here: 3, skipped: 0\n");
+  const Run missing = Evalrun("validate no/such/suite");
+  CHECK(missing.code == 2);
+  CHECK(missing.err ==
+        "evalrun: error: unknown suite 'no/such/suite': not a registered name or an existing path "
+        "(evalrun suites lists them)\n");
+}
+
+TEST_CASE("cli: validate PATH@REV reads the committed suite and records the commit",
+          "[cli][tasks]") {
+  const std::string repo = "/tmp/evalrun-cli-git-" + std::to_string(getpid());
+  const std::string setup =
+      "rm -rf " + repo + " && mkdir -p " + repo + " && cp -r " + EVALRUN_TEST_FIXTURES +
+      "/tasks/mini " + repo + "/mini && cd " + repo +
+      " && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm one"
+      " && echo 'tasks: []' > mini/math/basic.yaml";  // a dirty work tree must not leak in
+  REQUIRE(std::system(setup.c_str()) == 0);
+  const std::string head = [&] {
+    FILE* p = popen(("git -C " + repo + " rev-parse HEAD").c_str(), "r");
+    char id[64] = {};
+    REQUIRE(fgets(id, sizeof id, p) != nullptr);
+    pclose(p);
+    return std::string(id, 40);
+  }();
+  const Run r = Evalrun("validate " + repo + "/mini@HEAD");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::StartsWith("suite mini (commit " + head + ", tree "));
+  CHECK_THAT(r.out, Catch::Contains(": 3 tasks, every hash verified"));
+  const Run bad = Evalrun("validate " + repo + "/mini@nosuchrev");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("unknown revision 'nosuchrev'"));
+  std::system(("rm -rf " + repo).c_str());
+}
+
+TEST_CASE("cli: hash --write inserts hashes, and a second run changes nothing", "[cli][tasks]") {
+  const std::string dir = "/tmp/evalrun-cli-hash-" + std::to_string(getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  {
+    std::ofstream out(dir + "/suite.yaml");
+    out << "suite: demo   # a comment that must survive\n"
+           "tasks:\n"
+           "  - id: t1\n"
+           "    dimension: math\n"
+           "    prompt: \"2+2? Last line: ANSWER: <n>\"\n"
+           "    grader: {type: answer_line, answer: 4}\n";
+  }
+  const Run first = Evalrun("hash --write " + dir + "/suite.yaml");
+  CHECK(first.code == 0);
+  CHECK_THAT(first.out, Catch::EndsWith("  t1  " + dir + "/suite.yaml  (written)\n"));
+  const std::string written = Slurp(dir + "/suite.yaml");
+  CHECK_THAT(written, Catch::Contains("# a comment that must survive"));
+  CHECK_THAT(written, Catch::Contains("    hash: " + first.out.substr(0, 16) + "\n"));
+  const Run second = Evalrun("hash --write " + dir + "/suite.yaml");
+  CHECK(second.out == first.out.substr(0, first.out.size() - std::string("  (written)\n").size()) + "\n");
+  CHECK(Slurp(dir + "/suite.yaml") == written);
+  CHECK(Evalrun(std::string("validate ") + dir).code == 0);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("cli: the zx-bench bank at a commit loads, every scenarioHash verified; an edited prompt "
+          "is refused naming the entry",
+          "[cli][tasks]") {
+  const std::string repo = "/tmp/evalrun-cli-zx-" + std::to_string(getpid());
+  const std::string setup =
+      "rm -rf " + repo + " && mkdir -p " + repo + "/data/scenarios && cp " + EVALRUN_TEST_FIXTURES +
+      "/zx-bench/fixtures.json " + repo + "/data/scenarios/benchmark.json && cd " + repo +
+      " && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm bank"
+      " && sed -i 's/某公司年会/某公司晚会/' data/scenarios/benchmark.json"
+      " && git -c user.name=t -c user.email=t@t commit -qam edited";
+  REQUIRE(std::system(setup.c_str()) == 0);
+  const Run good = Evalrun("validate zx-bench@HEAD~1 --suite-repo " + repo);
+  CHECK(good.code == 0);
+  CHECK_THAT(good.out, Catch::StartsWith("suite zx-bench (commit "));
+  CHECK_THAT(good.out, Catch::Contains(": 7 tasks, every hash verified"));
+  CHECK_THAT(good.out, Catch::Contains("runnable here: 6, skipped: 1"));
+  const Run by_path = Evalrun("validate " + repo + "@HEAD~1");
+  CHECK(by_path.code == 0);
+  const Run edited = Evalrun("validate zx-bench@HEAD --suite-repo " + repo);
+  CHECK(edited.code == 2);
+  CHECK_THAT(edited.err, Catch::Contains("entry 'RM-CN-023' (index 0): scenarioHash is 6daf2a85974d06a5 "
+                                         "but its content hashes to "));
+  std::system(("rm -rf " + repo).c_str());
+}
