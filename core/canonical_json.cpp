@@ -109,25 +109,44 @@ void AppendString(std::string_view text, std::string& out) {
   out.push_back('"');
 }
 
-void AppendValue(const nlohmann::json& value, std::string& out);
+void AppendValue(const nlohmann::json& value, KeyOrder order, std::string& out);
 
-void AppendObject(const nlohmann::json& object, std::string& out) {
+// ECMAScript array index: "0", or digits without a leading zero, at most 2^32 - 2.
+bool IsArrayIndex(const std::string& key, std::uint32_t* index) {
+  if (key.empty() || key.size() > 10 || (key.size() > 1 && key[0] == '0')) return false;
+  std::uint64_t value = 0;
+  for (const char c : key) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (value > 4294967294u) return false;
+  *index = static_cast<std::uint32_t>(value);
+  return true;
+}
+
+void AppendObject(const nlohmann::json& object, KeyOrder order, std::string& out) {
   // nlohmann keeps keys in byte order, which differs from UTF-16 order once a key holds
   // U+E000..U+FFFF next to a supplementary-plane character; sort explicitly.
   struct Member {
     std::u16string sort_key;
     const std::string* key;
     const nlohmann::json* value;
+    bool is_index = false;
+    std::uint32_t index = 0;
   };
   std::vector<Member> members;
   members.reserve(object.size());
   for (const auto& [key, member_value] : object.items()) {
     Member m{{}, &key, &member_value};
     DecodeUtf8(key, &m.sort_key);
+    if (order == KeyOrder::kJavaScript) m.is_index = IsArrayIndex(key, &m.index);
     members.push_back(std::move(m));
   }
-  std::sort(members.begin(), members.end(),
-            [](const Member& a, const Member& b) { return a.sort_key < b.sort_key; });
+  std::sort(members.begin(), members.end(), [](const Member& a, const Member& b) {
+    if (a.is_index != b.is_index) return a.is_index;
+    if (a.is_index) return a.index < b.index;
+    return a.sort_key < b.sort_key;
+  });
   out.push_back('{');
   bool first = true;
   for (const auto& m : members) {
@@ -135,12 +154,12 @@ void AppendObject(const nlohmann::json& object, std::string& out) {
     first = false;
     AppendString(*m.key, out);
     out.push_back(':');
-    AppendValue(*m.value, out);
+    AppendValue(*m.value, order, out);
   }
   out.push_back('}');
 }
 
-void AppendValue(const nlohmann::json& value, std::string& out) {
+void AppendValue(const nlohmann::json& value, KeyOrder order, std::string& out) {
   using Type = nlohmann::json::value_t;
   switch (value.type()) {
     case Type::null:
@@ -174,13 +193,13 @@ void AppendValue(const nlohmann::json& value, std::string& out) {
       for (const auto& element : value) {
         if (!first) out.push_back(',');
         first = false;
-        AppendValue(element, out);
+        AppendValue(element, order, out);
       }
       out.push_back(']');
       return;
     }
     case Type::object:
-      AppendObject(value, out);
+      AppendObject(value, order, out);
       return;
     case Type::binary:
       throw Error("canonical JSON: binary values have no JSON rendering");
@@ -245,14 +264,14 @@ std::string EcmaNumber(double value) {
   return out;
 }
 
-std::string CanonicalJson(const nlohmann::json& value) {
+std::string CanonicalJson(const nlohmann::json& value, KeyOrder order) {
   std::string out;
-  AppendValue(value, out);
+  AppendValue(value, order, out);
   return out;
 }
 
 std::string CanonicalObjectInOrder(
-    const std::vector<std::pair<std::string, const nlohmann::json*>>& fields) {
+    const std::vector<std::pair<std::string, const nlohmann::json*>>& fields, KeyOrder order) {
   std::string out = "{";
   bool first = true;
   for (const auto& [key, value] : fields) {
@@ -263,7 +282,7 @@ std::string CanonicalObjectInOrder(
     if (value == nullptr) {
       out += "null";
     } else {
-      AppendValue(*value, out);
+      AppendValue(*value, order, out);
     }
   }
   out.push_back('}');

@@ -19,13 +19,23 @@
 
 namespace evalrun {
 
-// The canonical rendering of `value`, keys sorted at every level.
-std::string CanonicalJson(const nlohmann::json& value);
+// How object keys are ordered.
+enum class KeyOrder {
+  kUtf16,       // RFC 8785: by UTF-16 code units
+  kJavaScript,  // what JSON.stringify prints for an object built by inserting keys in UTF-16
+                // order, as zx-bench's canonicalize.ts does: keys that are array indices ("0",
+                // "9", "10"; no leading zero, below 2^32 - 1) come first in numeric order, then
+                // the rest in UTF-16 order
+};
+
+// The canonical rendering of `value`, keys ordered at every level.
+std::string CanonicalJson(const nlohmann::json& value, KeyOrder order = KeyOrder::kUtf16);
 
 // An object whose top-level keys keep the given order (zx-bench's scenarioHash field list),
 // values rendered canonically; a null pointer renders as `null`.
 std::string CanonicalObjectInOrder(
-    const std::vector<std::pair<std::string, const nlohmann::json*>>& fields);
+    const std::vector<std::pair<std::string, const nlohmann::json*>>& fields,
+    KeyOrder order = KeyOrder::kUtf16);
 
 // ECMAScript Number::toString of a double.
 std::string EcmaNumber(double value);

@@ -38,85 +38,6 @@ constexpr const char* kSupportedBanks =
 
 // ---- zx-bench's rendering: JSON.stringify of an object rebuilt with sorted keys ----
 
-// ECMAScript array index: "0", or digits without a leading zero up to 2^32 - 2.
-bool IsArrayIndex(const std::string& key, std::uint32_t* index) {
-  if (key.empty() || key.size() > 10 || (key.size() > 1 && key[0] == '0')) return false;
-  std::uint64_t value = 0;
-  for (const char c : key) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  if (value > 4294967294u) return false;
-  *index = static_cast<std::uint32_t>(value);
-  return true;
-}
-
-// UTF-16 code unit order on UTF-8 strings (Array.prototype.sort's order). UTF-8 byte order is
-// code point order, which is UTF-16 order except that U+E000..U+FFFF (lead bytes EE, EF) sort
-// after the supplementary planes (lead bytes F0..F4, surrogate pairs in UTF-16). Two valid UTF-8
-// strings first differ either inside one character of a given length or at a lead byte, so
-// ranking those two lead bytes above F4 is enough.
-bool Utf16Less(const std::string& a, const std::string& b) {
-  const auto rank = [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u == 0xEE || u == 0xEF ? u + 0x10 : static_cast<int>(u);
-  };
-  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
-                                      [&](char x, char y) { return rank(x) < rank(y); });
-}
-
-void AppendJsValue(const json& value, std::string& out);
-
-// Object keys in the order JSON.stringify writes an object built by inserting sorted keys:
-// array indices first in numeric order, then the other keys in insertion (UTF-16) order.
-void AppendJsObject(const json& object, std::string& out) {
-  struct Member {
-    bool is_index;
-    std::uint32_t index;
-    const std::string* key;
-    const json* value;
-  };
-  std::vector<Member> members;
-  members.reserve(object.size());
-  for (auto it = object.begin(); it != object.end(); ++it) {
-    Member m{false, 0, &it.key(), &it.value()};
-    m.is_index = IsArrayIndex(it.key(), &m.index);
-    members.push_back(m);
-  }
-  std::sort(members.begin(), members.end(), [](const Member& a, const Member& b) {
-    if (a.is_index != b.is_index) return a.is_index;
-    if (a.is_index) return a.index < b.index;
-    return Utf16Less(*a.key, *b.key);
-  });
-  out.push_back('{');
-  bool first = true;
-  for (const Member& m : members) {
-    if (!first) out.push_back(',');
-    first = false;
-    out += CanonicalJson(json(*m.key));
-    out.push_back(':');
-    AppendJsValue(*m.value, out);
-  }
-  out.push_back('}');
-}
-
-void AppendJsValue(const json& value, std::string& out) {
-  if (value.is_object()) {
-    AppendJsObject(value, out);
-  } else if (value.is_array()) {
-    out.push_back('[');
-    bool first = true;
-    for (const json& element : value) {
-      if (!first) out.push_back(',');
-      first = false;
-      AppendJsValue(element, out);
-    }
-    out.push_back(']');
-  } else {
-    out += CanonicalJson(value);  // strings and numbers exactly as JSON.stringify writes them
-  }
-}
-
 // ---- goldVerifiedAt ----
 
 bool ReadDigits(std::string_view text, std::size_t& pos, int count, int& value) {
@@ -510,7 +431,7 @@ std::string ZxCanonicalScenario(const nlohmann::json& entry) {
     } else if (value->is_string() && std::string_view(field) == "goldVerifiedAt") {
       out += CanonicalJson(json(ZxNormalizeGoldVerifiedAt(value->get<std::string>())));
     } else {
-      AppendJsValue(*value, out);
+      out += CanonicalJson(*value, KeyOrder::kJavaScript);
     }
   }
   out.push_back('}');

@@ -479,3 +479,13 @@ TEST_CASE("EcmaNumber: random doubles round-trip with the fewest digits",
     REQUIRE(std::strtod(text.c_str(), nullptr) == (d == 0 ? 0.0 : d));
   }
 }
+
+TEST_CASE("canonical JSON: JavaScript key order puts array indices first, numerically",
+          "[canonical]") {
+  const auto value = nlohmann::json::parse(R"({"b":3,"10":1,"9":2,"01":4,"4294967295":5,"a":{"2":0,"1":0}})");
+  // node: JSON.stringify of objects built by inserting the keys in UTF-16 order.
+  CHECK(evalrun::CanonicalJson(value, evalrun::KeyOrder::kJavaScript) ==
+        R"({"9":2,"10":1,"01":4,"4294967295":5,"a":{"1":0,"2":0},"b":3})");
+  CHECK(evalrun::CanonicalJson(value) ==
+        R"({"01":4,"10":1,"4294967295":5,"9":2,"a":{"1":0,"2":0},"b":3})");
+}
