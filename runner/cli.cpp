@@ -15,6 +15,7 @@
 #include "plugins/mock_server.h"
 #include "results/speed_report.h"
 #include "runner/speed_protocol.h"
+#include "runner/grade_commands.h"
 #include "runner/task_commands.h"
 
 namespace evalrun {
@@ -39,7 +40,7 @@ void InstallInterruptHandler() {
 }
 
 // The subcommands this build has are the CLI11 app's own table (each Add* function registers
-// one); later issues add suite, grade, runs, report, export, verify, compare and graders.
+// one); later issues add suite, runs, report, export, verify and compare.
 std::vector<std::string> CommandNames(const CLI::App& app) {
   std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -299,6 +300,8 @@ int RunCli(int argc, const char* const* argv) {
   AddSpeed(app, speed);
   AddMock(app, mock);
   AddTaskCommands(app, tasks);
+  GradeCommandOptions grading;
+  AddGradeCommands(app, grading);
 
   try {
     if (argc > 1 && argv[1][0] != '-') {
@@ -329,6 +332,8 @@ int RunCli(int argc, const char* const* argv) {
       if (sub->get_name() == "hash") return RunHashCommand(tasks);
       if (sub->get_name() == "validate") return RunValidateCommand(tasks);
       if (sub->get_name() == "suites") return RunSuitesCommand();
+      if (sub->get_name() == "grade") return RunGradeCommand(grading);
+      if (sub->get_name() == "graders") return RunGradersCommand();
     }
     throw Error("a command is required (evalrun --help lists them)");
   } catch (const Error& e) {

@@ -6,7 +6,12 @@
 
 namespace evalrun {
 
-Suite LoadSuite(const std::string& spec, const ResolveOptions& options) {
+std::optional<std::string> LoadedSuite::ReadTaskFile(const std::string& path) const {
+  if (!files) return std::nullopt;
+  return files->Read(root.empty() ? path : root + "/" + path);
+}
+
+LoadedSuite LoadSuite(const std::string& spec, const ResolveOptions& options) {
   ResolvedSuite resolved = ResolveSuite(spec, options);
   Suite suite;
   if (resolved.format == "zxbench") {
@@ -32,7 +37,11 @@ Suite LoadSuite(const std::string& spec, const ResolveOptions& options) {
   suite.path = resolved.path;
   suite.commit = resolved.commit;
   suite.tree = resolved.tree;
-  return suite;
+  LoadedSuite loaded;
+  loaded.suite = std::move(suite);
+  loaded.root = resolved.format == "evalrun" ? resolved.path : "";
+  loaded.files = std::move(resolved.files);
+  return loaded;
 }
 
 }  // namespace evalrun

@@ -61,7 +61,7 @@ void PrintCounts(const char* heading, const std::map<std::string, int>& counts) 
 int RunValidateCommand(const TaskCommandOptions& o) {
   ResolveOptions options;
   options.suite_repo = o.suite_repo;
-  const Suite suite = LoadSuite(o.validate_suite, options);
+  const Suite suite = LoadSuite(o.validate_suite, options).suite;
   std::map<std::string, int> by_dimension, by_grader, skipped;
   for (const Task& task : suite.tasks) {
     ++by_dimension[task.dimension];

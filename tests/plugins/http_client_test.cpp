@@ -63,7 +63,7 @@ int UnusedPort() {
 
 }  // namespace
 
-TEST_CASE("http: Fetch returns status, body and content type; failures in words", "[http]") {
+TEST_CASE("http: Fetch returns status, body and content type: failures in words", "[http]") {
   MockServer mock(MockConfig{});
   mock.Start();
   HttpRequest get;

@@ -909,9 +909,11 @@ TEST_CASE("mock_server: pacing is exact", "[mock_server][slow]") {
     CHECK(s.timings["prompt_ms"] == Approx(100));
   }
   CAPTURE(ttfts, rates);
-  CHECK(Median(ttfts) == Approx(100).margin(2));
-  CHECK(Median(rates) == Approx(50).epsilon(0.01));
-  CHECK(Median(lateness) == Approx(0).margin(1));
+  // Bounds that catch a wrong schedule yet hold on a loaded 2-core CI machine; the exactness
+  // itself is shown by bench/stream_bench (docs/performance.md), not by a timed test.
+  CHECK(Median(ttfts) == Approx(100).margin(10));
+  CHECK(Median(rates) == Approx(50).epsilon(0.02));
+  CHECK(Median(lateness) == Approx(0).margin(5));
 }
 
 // --- Figures for the record (hidden: run with `plugins_mock_server_test [perf]`) -------------

@@ -214,7 +214,7 @@ TEST_CASE("cli: hash --write inserts hashes, and a second run changes nothing", 
   std::system(("rm -rf " + dir).c_str());
 }
 
-TEST_CASE("cli: the zx-bench bank at a commit loads, every scenarioHash verified; an edited prompt "
+TEST_CASE("cli: the zx-bench bank at a commit loads, every scenarioHash verified: an edited prompt "
           "is refused naming the entry",
           "[cli][tasks]") {
   const std::string repo = "/tmp/evalrun-cli-zx-" + std::to_string(getpid());

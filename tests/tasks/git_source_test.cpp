@@ -388,7 +388,7 @@ TEST_CASE("git source: an ambiguous short id says so", "[tasks][git]") {
 
 // ---- The registry ---------------------------------------------------------------------------
 
-TEST_CASE("registry: zx-bench is built in; smoke is not a registry entry", "[tasks][git]") {
+TEST_CASE("registry: zx-bench is built in: smoke is not a registry entry", "[tasks][git]") {
   IsolatedEnv env;
   const auto entries = evalrun::LoadRegistry();
   REQUIRE(entries.size() == 1);

@@ -135,7 +135,7 @@ TEST_CASE("task yaml: inline tasks and include globs load in order with defaults
   CHECK(second.messages[0] == nlohmann::json{{"role", "system"}, {"content", "Answer briefly."}});
 }
 
-TEST_CASE("task yaml: scalars convert by YAML type; quoted scalars stay strings", "[tasks]") {
+TEST_CASE("task yaml: scalars convert by YAML type: quoted scalars stay strings", "[tasks]") {
   const Suite suite = LoadText(std::string(kHeader) + R"(  - id: t1
     dimension: d
     prompt: p

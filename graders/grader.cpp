@@ -1,0 +1,158 @@
+// The grader registry, spec checking at load time, and GradeOutput's status rules.
+#include "graders/grader.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "core/error.h"
+#include "graders/builtin.h"
+
+namespace evalrun {
+
+GraderRegistry::GraderRegistry() {
+  // Every built-in grader, once. A factory returns nullptr while its grader is unfinished; it is
+  // then simply absent (unknown at load time) rather than a stub that grades wrongly.
+  std::unique_ptr<Grader> (*const factories[])() = {
+      MakeAnswerLineGrader, MakeExactGrader,       MakeNumericGrader,
+      MakeRegexGrader,      MakeContainsGrader,    MakeExcludesGrader,
+      MakeJsonFieldsGrader, MakeJsonSchemaGrader,  MakeCodeTestsGrader,
+      MakeCommandGrader,    MakeZxExactAnswerLineGrader, MakeZxJsonAtomicFieldsGrader,
+  };
+  for (auto factory : factories) {
+    std::unique_ptr<Grader> grader = factory();
+    if (!grader) continue;
+    assert(Find(grader->name()) == nullptr && "duplicate grader name");
+    graders_.push_back(std::move(grader));
+  }
+  std::sort(graders_.begin(), graders_.end(),
+            [](const auto& a, const auto& b) { return a->name() < b->name(); });
+}
+
+const GraderRegistry& GraderRegistry::Builtin() {
+  static const GraderRegistry registry;  // thread-safe initialisation (C++11 magic statics)
+  return registry;
+}
+
+const Grader* GraderRegistry::Find(std::string_view name) const {
+  for (const auto& grader : graders_) {
+    if (grader->name() == name) return grader.get();
+  }
+  return nullptr;
+}
+
+std::vector<const Grader*> GraderRegistry::All() const {
+  std::vector<const Grader*> all;
+  for (const auto& grader : graders_) all.push_back(grader.get());
+  return all;
+}
+
+std::vector<std::string> GraderRegistry::Names() const {
+  std::vector<std::string> names;
+  for (const auto& grader : graders_) names.emplace_back(grader->name());
+  return names;
+}
+
+void ThrowSpecError(const SourceLocation& where, std::string_view grader, std::string_view key,
+                    std::string_view problem) {
+  std::string message = where.ToString();
+  if (!message.empty()) message += ": ";
+  message += std::string(grader) + " grader: ";
+  if (!key.empty()) message += "key '" + std::string(key) + "': ";
+  message += problem;
+  throw Error(message);
+}
+
+void CheckSpecKeys(const nlohmann::json& spec, const SourceLocation& where,
+                   std::string_view grader, const std::vector<std::string>& allowed) {
+  if (!spec.is_object()) ThrowSpecError(where, grader, "", "the spec must be a mapping");
+  for (const auto& [key, value] : spec.items()) {
+    if (key == "type" || std::find(allowed.begin(), allowed.end(), key) != allowed.end()) {
+      continue;
+    }
+    std::string problem = "unknown key";
+    const std::string suggestion = ClosestMatch(key, allowed);
+    if (!suggestion.empty()) problem += ", did you mean '" + suggestion + "'?";
+    ThrowSpecError(where, grader, key, problem);
+  }
+}
+
+std::string JsonTypeName(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::null: return "null";
+    case nlohmann::json::value_t::boolean: return "a boolean";
+    case nlohmann::json::value_t::string: return "a string";
+    case nlohmann::json::value_t::array: return "a list";
+    case nlohmann::json::value_t::object: return "a mapping";
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::json::value_t::number_float: return "a number";
+    default: return "a value";
+  }
+}
+
+void CheckGraderSpecs(const Suite& suite) {
+  const GraderRegistry& registry = GraderRegistry::Builtin();
+  for (const Task& task : suite.tasks) {
+    if (!task.skip_reason.empty()) continue;
+    std::string where = task.location.ToString();
+    if (!where.empty()) where += ": ";
+    const nlohmann::json& spec = task.grader;
+    if (!spec.is_object() || !spec.contains("type") || !spec["type"].is_string()) {
+      throw Error(where + "task '" + task.id + "': grader needs a string 'type'");
+    }
+    const std::string type = spec["type"].get<std::string>();
+    const Grader* grader = registry.Find(type);
+    if (grader == nullptr) {
+      std::string message = where + "unknown grader '" + type + "'";
+      const std::string suggestion = ClosestMatch(type, registry.Names());
+      if (!suggestion.empty()) message += ", did you mean '" + suggestion + "'?";
+      throw Error(message + " (evalrun graders lists them)");
+    }
+    grader->CheckSpec(spec, task.location);
+  }
+}
+
+Grade GradeOutput(const Task& task, const Output& output, const GradeContext& context) {
+  Grade grade;
+  grade.status = GradeStatus::kSkipped;
+  const nlohmann::json& spec = task.grader;
+  const std::string type = spec.is_object() && spec.contains("type") && spec["type"].is_string()
+                               ? spec["type"].get<std::string>()
+                               : std::string();
+  grade.grader = type;
+  const Grader* grader = GraderRegistry::Builtin().Find(type);
+  if (grader != nullptr) {
+    grade.grader_version = std::string(grader->name()) + "/" + std::string(grader->version());
+  }
+  if (!task.skip_reason.empty()) {
+    grade.reason = task.skip_reason;
+    return grade;
+  }
+  if (grader == nullptr) {
+    grade.reason = "unknown grader '" + type + "'";
+    return grade;
+  }
+  const Answer answer = ExtractAnswer(output);
+  grade.status = GradeStatus::kNoAnswer;
+  if (answer.unclosed_think) {
+    grade.reason = "reasoning never closed (<think> without </think>): no answer";
+    return grade;
+  }
+  if (answer.empty()) {
+    if (answer.truncated) {
+      grade.status = GradeStatus::kBudgetExhausted;
+      grade.reason = "cut by max_tokens before any answer";
+    } else {
+      grade.reason = "empty answer";
+    }
+    return grade;
+  }
+  Grade result = grader->Run(spec, answer, context);
+  result.grader = grade.grader;
+  result.grader_version = grade.grader_version;
+  if (result.status != GradeStatus::kGraded) result.passed = false;
+  result.score = std::clamp(result.score, 0.0, 1.0);
+  return result;
+}
+
+}  // namespace evalrun

@@ -1,0 +1,3 @@
+#include <catch2/catch.hpp>
+#include "graders/sandbox.h"
+TEST_CASE("placeholder") {}
