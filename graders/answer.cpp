@@ -19,7 +19,9 @@ std::string_view Trim(std::string_view s) {
   return s.substr(begin, end - begin + 1);
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 bool IsAlnum(char c) {
   return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
          static_cast<unsigned char>(c) >= 0x80;
@@ -57,11 +59,10 @@ int32_t DecodeUtf8(std::string_view s, size_t i, size_t* length) {
 
 // The zero of each run of ten Unicode decimal digits (general category Nd) we map to ASCII.
 constexpr int32_t kDigitZeros[] = {
-    0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66,
-    0x0CE6, 0x0D66, 0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810,
-    0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0,
-    0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x11066, 0x1D7CE, 0x1D7D8,
-    0x1D7E2, 0x1D7EC, 0x1D7F6,
+    0x0660, 0x06F0, 0x07C0, 0x0966,  0x09E6,  0x0A66,  0x0AE6,  0x0B66,  0x0BE6,  0x0C66,  0x0CE6,
+    0x0D66, 0x0DE6, 0x0E50, 0x0ED0,  0x0F20,  0x1040,  0x1090,  0x17E0,  0x1810,  0x1946,  0x19D0,
+    0x1A80, 0x1A90, 0x1B50, 0x1BB0,  0x1C40,  0x1C50,  0xA620,  0xA8D0,  0xA900,  0xA9D0,  0xA9F0,
+    0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x11066, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6,
 };
 
 int DigitValue(int32_t cp) {
@@ -319,11 +320,10 @@ void ForEachNumber(std::string_view text, const std::function<void(const Decimal
   size_t i = 0;
   while (i < text.size()) {
     const char c = text[i];
-    const bool starts = IsDigit(c) ||
-                        (c == '.' && i + 1 < text.size() && IsDigit(text[i + 1])) ||
-                        ((c == '-' || c == '+') && i + 1 < text.size() &&
-                         (IsDigit(text[i + 1]) || text[i + 1] == '.') &&
-                         (i == 0 || !IsAlnum(text[i - 1])));
+    const bool starts =
+        IsDigit(c) || (c == '.' && i + 1 < text.size() && IsDigit(text[i + 1])) ||
+        ((c == '-' || c == '+') && i + 1 < text.size() &&
+         (IsDigit(text[i + 1]) || text[i + 1] == '.') && (i == 0 || !IsAlnum(text[i - 1])));
     if (!starts || (IsDigit(c) && i > 0 && IsDigit(text[i - 1]))) {
       ++i;
       continue;
@@ -393,8 +393,7 @@ bool WithinTolerance(const Decimal& x, const Decimal& a, const Decimal& toleranc
   const std::string sa = Scaled(a, low);
   std::string difference;
   if (x.negative == a.negative || x.IsZero() || a.IsZero()) {
-    difference = CompareUnsigned(sx, sa) >= 0 ? SubtractUnsigned(sx, sa)
-                                              : SubtractUnsigned(sa, sx);
+    difference = CompareUnsigned(sx, sa) >= 0 ? SubtractUnsigned(sx, sa) : SubtractUnsigned(sa, sx);
   } else {
     difference = AddUnsigned(sx, sa);
   }
@@ -410,9 +409,8 @@ std::string EvidenceText(std::string_view text, size_t max_bytes) {
     }
     size_t length = 1;
     const int32_t cp = DecodeUtf8(text, i, &length);
-    if (cp < 0 || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF ||
-        (length == 2 && cp < 0x80) || (length == 3 && cp < 0x800) ||
-        (length == 4 && cp < 0x10000)) {
+    if (cp < 0 || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF || (length == 2 && cp < 0x80) ||
+        (length == 3 && cp < 0x800) || (length == 4 && cp < 0x10000)) {
       out += "\xEF\xBF\xBD";
     } else {
       out.append(text.substr(i, length));

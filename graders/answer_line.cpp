@@ -69,7 +69,8 @@ class AnswerLineGrader final : public Grader {
     }
     if (spec.contains("unit")) {
       if (!spec["unit"].is_string()) {
-        ThrowSpecError(where, kName, "unit", "expected a string, got " + JsonTypeName(spec["unit"]));
+        ThrowSpecError(where, kName, "unit",
+                       "expected a string, got " + JsonTypeName(spec["unit"]));
       }
       if (!answer.is_number()) ThrowSpecError(where, kName, "unit", "needs a numeric 'answer'");
     }
@@ -78,7 +79,8 @@ class AnswerLineGrader final : public Grader {
       if (!tol.is_number() || tol.get<double>() < 0) {
         ThrowSpecError(where, kName, "tolerance", "expected a number >= 0");
       }
-      if (!answer.is_number()) ThrowSpecError(where, kName, "tolerance", "needs a numeric 'answer'");
+      if (!answer.is_number())
+        ThrowSpecError(where, kName, "tolerance", "needs a numeric 'answer'");
     }
   }
 
@@ -104,7 +106,8 @@ class AnswerLineGrader final : public Grader {
       grade.evidence["parsed"] = EvidenceText(*line);
       grade.score = equal ? 1 : 0;
       grade.passed = equal;
-      grade.reason = equal ? "answer matches" : "answer '" + EvidenceText(*line, 80) + "' is not the expected one";
+      grade.reason = equal ? "answer matches"
+                           : "answer '" + EvidenceText(*line, 80) + "' is not the expected one";
       return grade;
     }
     const std::string normalized = NormalizeNumerals(*line);
@@ -118,14 +121,15 @@ class AnswerLineGrader final : public Grader {
     }
     grade.evidence["parsed"] = parsed->ToString();
     const std::string written_unit = TrimCopy(value.substr(consumed));
-    if (written_unit.find_first_of("0123456789") != std::string::npos) {
+    if (CanonicalUnit(written_unit).find_first_of("0123456789") != std::string::npos) {
       grade.reason = "more than one number on the ANSWER line";
       return grade;
     }
     if (!written_unit.empty()) grade.evidence["unit"] = EvidenceText(written_unit);
     if (!written_unit.empty() && spec.contains("unit") &&
         CanonicalUnit(written_unit) != CanonicalUnit(spec["unit"].get<std::string>())) {
-      grade.reason = "unit '" + EvidenceText(written_unit, 80) + "' is not '" + spec["unit"].get<std::string>() + "'";
+      grade.reason = "unit '" + EvidenceText(written_unit, 80) + "' is not '" +
+                     spec["unit"].get<std::string>() + "'";
       return grade;
     }
     const Decimal want = *DecimalFromJson(expected);
@@ -134,14 +138,16 @@ class AnswerLineGrader final : public Grader {
     const bool equal = WithinTolerance(*parsed, want, tolerance);
     grade.score = equal ? 1 : 0;
     grade.passed = equal;
-    grade.reason = equal ? "answer matches"
-                         : "answer " + parsed->ToString() + " is not " + want.ToString();
+    grade.reason =
+        equal ? "answer matches" : "answer " + parsed->ToString() + " is not " + want.ToString();
     return grade;
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Grader> MakeAnswerLineGrader() { return std::make_unique<AnswerLineGrader>(); }
+std::unique_ptr<Grader> MakeAnswerLineGrader() {
+  return std::make_unique<AnswerLineGrader>();
+}
 
 }  // namespace evalrun

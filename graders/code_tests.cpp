@@ -12,7 +12,9 @@
 // "EVALRUN-RESULT <nonce> <passed> <total>" on a stdout that the code under test cannot reach
 // (its own stdout goes to stderr). A test file without test functions counts as one test that
 // passes when it loads (plain asserts: all or nothing). C++: the test file #includes
-// "solution.cpp" and has its own main(); it passes (1/1) when it compiles and exits 0.
+// "solution.cpp" and has its own main(); it is compiled with g++ -std=c++20 and passes (1/1)
+// when it compiles and exits 0 within timeout_s (compilation gets at least 60 s). C++ has no
+// nonce: code that calls exit(0) early passes (docs/sandbox.md says so).
 // Score = passed / total; passed = all passed.
 #include <algorithm>
 #include <cctype>
@@ -228,8 +230,9 @@ class CodeTestsGrader : public Grader {
     }
     if (!spec.contains("tests") || !spec["tests"].is_string() ||
         spec["tests"].get<std::string>().empty()) {
-      throw Error(at + "'tests' is required: the path of the hidden test file among the "
-                       "task's files");
+      throw Error(at +
+                  "'tests' is required: the path of the hidden test file among the "
+                  "task's files");
     }
     if (spec.contains("timeout_s") &&
         (!spec["timeout_s"].is_number() || spec["timeout_s"].get<double>() <= 0 ||
@@ -253,7 +256,8 @@ class CodeTestsGrader : public Grader {
                                    : nullptr;
     const std::string tests_path =
         spec.is_object() && spec.contains("tests") && spec["tests"].is_string()
-            ? spec["tests"].get<std::string>() : "";
+            ? spec["tests"].get<std::string>()
+            : "";
     if (language == nullptr || tests_path.empty()) {
       Grade grade;
       grade.status = GradeStatus::kEnvError;
@@ -263,8 +267,9 @@ class CodeTestsGrader : public Grader {
     const Sandbox* sandbox = context.sandbox;
     if (sandbox == nullptr && context.unsafe_no_sandbox) sandbox = UnsafeFallback();
     if (sandbox == nullptr) {
-      return Skipped("no sandbox to run code in (install bubblewrap, or accept the risk with "
-                     "--unsafe-no-sandbox)");
+      return Skipped(
+          "no sandbox to run code in (install bubblewrap, or accept the risk with "
+          "--unsafe-no-sandbox)");
     }
     if (auto why = sandbox->Unavailable()) return Skipped(*why);
     if (FindSandboxProgram(language->program).empty()) {
@@ -304,13 +309,14 @@ class CodeTestsGrader : public Grader {
       run.files[language->solution_file] = code;
       run.files["evalrun_runner.py"] = kPythonRunner;
       std::string module = test_file;
-      if (module.size() > 3 && module.substr(module.size() - 3) == ".py") module.resize(module.size() - 3);
+      if (module.size() > 3 && module.ends_with(".py")) module.resize(module.size() - 3);
       run.argv = {"python3", "-B", "evalrun_runner.py", module};
     } else if (lang == "javascript") {
       for (const auto& entry : Entries(spec)) {
         // Exported for the tests when the answer defines it but does not export it.
-        code += "\n;if (typeof " + entry + " !== 'undefined' && module.exports." + entry +
-                " === undefined) module.exports." + entry + " = " + entry + ";\n";
+        code.append("\n;if (typeof ").append(entry).append(" !== 'undefined' && module.exports.");
+        code.append(entry).append(" === undefined) module.exports.").append(entry);
+        code.append(" = ").append(entry).append(";\n");
       }
       run.files[language->solution_file] = code;
       run.files["evalrun_runner.js"] = kJavascriptRunner;
@@ -326,11 +332,11 @@ class CodeTestsGrader : public Grader {
       compile.limits.max_file_bytes = 64L << 20;
       // One run (the working copy does not outlive a run): compile, then the tests under
       // coreutils' timeout with the task's own limit.
-      compile.argv = {"sh", "-c",
-                      "g++ -std=c++20 -O1 -o evalrun_test \"$0\" 1>&2 || "
-                      "{ echo 'evalrun: does not compile' >&2; exit 1; }; "
-                      "exec timeout -s KILL \"$1\" ./evalrun_test",
-                      test_file, FormatSeconds(timeout, false)};
+      const std::string script =
+          "g++ -std=c++20 -O1 -o evalrun_test \"$0\" 1>&2 || "
+          "{ echo 'evalrun: does not compile' >&2; exit 1; }; "
+          "exec timeout -s KILL \"$1\" ./evalrun_test";
+      compile.argv = {"sh", "-c", script, test_file, FormatSeconds(timeout, false)};
       SandboxResult result = sandbox->Run(compile);
       const bool compiled =
           result.stderr_text.find("evalrun: does not compile") == std::string::npos;
@@ -345,9 +351,10 @@ class CodeTestsGrader : public Grader {
       grade.passed = result.exit_code == 0;
       grade.score = grade.passed ? 1 : 0;
       grade.reason = grade.passed ? "tests pass"
-                     : !compiled ? "the code does not compile"
-                     : result.out_of_memory ? "ran out of memory"
-                     : "tests fail: exit code " + std::to_string(result.exit_code);
+                     : !compiled  ? "the code does not compile"
+                     : result.out_of_memory
+                         ? "ran out of memory"
+                         : "tests fail: exit code " + std::to_string(result.exit_code);
       return Finish(std::move(grade), result, "run");
     }
 
@@ -359,10 +366,9 @@ class CodeTestsGrader : public Grader {
     }
     long passed = 0, total = 0;
     if (!ParseReport(result.stdout_text, nonce, &passed, &total)) {
-      grade.reason = result.out_of_memory
-                         ? "ran out of memory"
-                         : "the tests did not finish: exit code " +
-                               std::to_string(result.exit_code);
+      grade.reason = result.out_of_memory ? "ran out of memory"
+                                          : "the tests did not finish: exit code " +
+                                                std::to_string(result.exit_code);
       return Finish(std::move(grade), result, "run");
     }
     grade.evidence["tests_passed"] = passed;
@@ -387,8 +393,9 @@ class CodeTestsGrader : public Grader {
     // Only identifiers reach the generated JavaScript.
     std::erase_if(names, [](const std::string& n) {
       return n.empty() || std::isdigit(static_cast<unsigned char>(n[0])) ||
-             n.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                 "0123456789_$") != std::string::npos;
+             n.find_first_not_of(
+                 "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                 "0123456789_$") != std::string::npos;
     });
     return names;
   }
@@ -409,6 +416,8 @@ class CodeTestsGrader : public Grader {
 
 }  // namespace
 
-std::unique_ptr<Grader> MakeCodeTestsGrader() { return std::make_unique<CodeTestsGrader>(); }
+std::unique_ptr<Grader> MakeCodeTestsGrader() {
+  return std::make_unique<CodeTestsGrader>();
+}
 
 }  // namespace evalrun

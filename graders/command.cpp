@@ -44,8 +44,9 @@ class CommandGrader : public Grader {
     const std::string at = where.ToString() + ": command: ";
     if (!spec.is_object()) throw Error(at + "the grader spec must be a mapping");
     if (!spec.contains("command") || !spec["command"].is_array() || spec["command"].empty()) {
-      throw Error(at + "'command' is required: the checker's argv as a list, "
-                       "e.g. [python3, files/check.py]");
+      throw Error(at +
+                  "'command' is required: the checker's argv as a list, "
+                  "e.g. [python3, files/check.py]");
     }
     for (const auto& arg : spec["command"]) {
       if (!arg.is_string()) throw Error(at + "'command' must be a list of strings");
@@ -80,8 +81,9 @@ class CommandGrader : public Grader {
     if (sandbox == nullptr) {
       Grade grade;
       grade.status = GradeStatus::kSkipped;
-      grade.reason = "no sandbox to run the checker in (install bubblewrap, or accept the risk "
-                     "with --unsafe-no-sandbox)";
+      grade.reason =
+          "no sandbox to run the checker in (install bubblewrap, or accept the risk "
+          "with --unsafe-no-sandbox)";
       return grade;
     }
     if (auto why = sandbox->Unavailable()) {
@@ -112,8 +114,9 @@ class CommandGrader : public Grader {
 
     const SandboxResult result = sandbox->Run(run);
     if (result.timed_out) {
-      return EnvError("the checker ran out of time (" + std::to_string(static_cast<int>(timeout)) +
-                      " s)", &result);
+      return EnvError(
+          "the checker ran out of time (" + std::to_string(static_cast<int>(timeout)) + " s)",
+          &result);
     }
     if (result.exit_code != 0) {
       std::string first = result.stderr_text.substr(0, result.stderr_text.find('\n'));
@@ -123,9 +126,10 @@ class CommandGrader : public Grader {
     }
     const nlohmann::json reply = nlohmann::json::parse(result.stdout_text, nullptr, false);
     if (reply.is_discarded() || !reply.is_object()) {
-      return EnvError("the checker's output is not a JSON object (expected "
-                      "{\"score\": 0..1, \"passed\": true|false, \"reason\": \"...\"})",
-                      &result);
+      return EnvError(
+          "the checker's output is not a JSON object (expected "
+          "{\"score\": 0..1, \"passed\": true|false, \"reason\": \"...\"})",
+          &result);
     }
     if (!reply.contains("score") || !reply["score"].is_number() ||
         !(reply["score"].get<double>() >= 0 && reply["score"].get<double>() <= 1)) {
@@ -156,6 +160,8 @@ class CommandGrader : public Grader {
 
 }  // namespace
 
-std::unique_ptr<Grader> MakeCommandGrader() { return std::make_unique<CommandGrader>(); }
+std::unique_ptr<Grader> MakeCommandGrader() {
+  return std::make_unique<CommandGrader>();
+}
 
 }  // namespace evalrun

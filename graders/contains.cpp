@@ -79,8 +79,8 @@ class SubstringGrader final : public Grader {
       grade.reason = all ? "forbidden string appears: '" + found[0].get<std::string>() + "'"
                          : "every listed string appears";
     } else {
-      grade.reason = all ? "missing: '" + absent[0].get<std::string>() + "'"
-                         : "none of the strings appears";
+      grade.reason =
+          all ? "missing: '" + absent[0].get<std::string>() + "'" : "none of the strings appears";
     }
     return grade;
   }
@@ -91,7 +91,11 @@ class SubstringGrader final : public Grader {
 
 }  // namespace
 
-std::unique_ptr<Grader> MakeContainsGrader() { return std::make_unique<SubstringGrader>(false); }
-std::unique_ptr<Grader> MakeExcludesGrader() { return std::make_unique<SubstringGrader>(true); }
+std::unique_ptr<Grader> MakeContainsGrader() {
+  return std::make_unique<SubstringGrader>(false);
+}
+std::unique_ptr<Grader> MakeExcludesGrader() {
+  return std::make_unique<SubstringGrader>(true);
+}
 
 }  // namespace evalrun

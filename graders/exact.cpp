@@ -14,10 +14,10 @@ namespace {
 constexpr std::string_view kName = "exact";
 
 struct Normalize {
-  bool fold_case = false;   // ASCII letters only
-  bool whitespace = false;  // runs of whitespace become one space
-  bool punctuation = false; // ASCII punctuation and common CJK / general punctuation removed
-  bool strip = true;        // leading and trailing whitespace removed
+  bool fold_case = false;    // ASCII letters only
+  bool whitespace = false;   // runs of whitespace become one space
+  bool punctuation = false;  // ASCII punctuation and common CJK / general punctuation removed
+  bool strip = true;         // leading and trailing whitespace removed
 };
 
 Normalize ReadNormalize(const nlohmann::json& spec) {
@@ -31,7 +31,9 @@ Normalize ReadNormalize(const nlohmann::json& spec) {
   return n;
 }
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 // UTF-8 punctuation we remove besides ASCII: general punctuation (U+2010-U+205E), CJK symbols
 // and punctuation (U+3000-U+303F) and full-width ASCII punctuation. Returns the sequence length
@@ -95,10 +97,10 @@ class ExactGrader final : public Grader {
     CheckSpecKeys(spec, where, kName, {"answer", "normalize"});
     if (!spec.contains("answer")) ThrowSpecError(where, kName, "answer", "missing");
     const auto& answer = spec["answer"];
-    const bool ok = answer.is_string() ||
-                    (answer.is_array() && !answer.empty() &&
-                     std::all_of(answer.begin(), answer.end(),
-                                 [](const nlohmann::json& a) { return a.is_string(); }));
+    const bool ok =
+        answer.is_string() || (answer.is_array() && !answer.empty() &&
+                               std::all_of(answer.begin(), answer.end(),
+                                           [](const nlohmann::json& a) { return a.is_string(); }));
     if (!ok) {
       ThrowSpecError(where, kName, "answer", "expected a string or a non-empty list of strings");
     }
@@ -140,16 +142,17 @@ class ExactGrader final : public Grader {
         return grade;
       }
     }
-    grade.reason = "answer matches none of the " + std::to_string(expected.size()) +
-                   " expected strings";
-    grade.evidence = {{"expected", expected},
-                      {"got", EvidenceText(got)}};
+    grade.reason =
+        "answer matches none of the " + std::to_string(expected.size()) + " expected strings";
+    grade.evidence = {{"expected", expected}, {"got", EvidenceText(got)}};
     return grade;
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Grader> MakeExactGrader() { return std::make_unique<ExactGrader>(); }
+std::unique_ptr<Grader> MakeExactGrader() {
+  return std::make_unique<ExactGrader>();
+}
 
 }  // namespace evalrun

@@ -13,10 +13,12 @@ GraderRegistry::GraderRegistry() {
   // Every built-in grader, once. A factory returns nullptr while its grader is unfinished; it is
   // then simply absent (unknown at load time) rather than a stub that grades wrongly.
   std::unique_ptr<Grader> (*const factories[])() = {
-      MakeAnswerLineGrader, MakeExactGrader,       MakeNumericGrader,
-      MakeRegexGrader,      MakeContainsGrader,    MakeExcludesGrader,
-      MakeJsonFieldsGrader, MakeJsonSchemaGrader,  MakeCodeTestsGrader,
-      MakeCommandGrader,    MakeZxExactAnswerLineGrader, MakeZxJsonAtomicFieldsGrader,
+      MakeAnswerLineGrader,        MakeExactGrader,
+      MakeNumericGrader,           MakeRegexGrader,
+      MakeContainsGrader,          MakeExcludesGrader,
+      MakeJsonFieldsGrader,        MakeJsonSchemaGrader,
+      MakeCodeTestsGrader,         MakeCommandGrader,
+      MakeZxExactAnswerLineGrader, MakeZxJsonAtomicFieldsGrader,
   };
   for (auto factory : factories) {
     std::unique_ptr<Grader> grader = factory();
@@ -62,8 +64,8 @@ void ThrowSpecError(const SourceLocation& where, std::string_view grader, std::s
   throw Error(message);
 }
 
-void CheckSpecKeys(const nlohmann::json& spec, const SourceLocation& where,
-                   std::string_view grader, const std::vector<std::string>& allowed) {
+void CheckSpecKeys(const nlohmann::json& spec, const SourceLocation& where, std::string_view grader,
+                   const std::vector<std::string>& allowed) {
   if (!spec.is_object()) ThrowSpecError(where, grader, "", "the spec must be a mapping");
   for (const auto& [key, value] : spec.items()) {
     if (key == "type" || std::find(allowed.begin(), allowed.end(), key) != allowed.end()) {
@@ -78,16 +80,28 @@ void CheckSpecKeys(const nlohmann::json& spec, const SourceLocation& where,
 
 std::string JsonTypeName(const nlohmann::json& value) {
   switch (value.type()) {
-    case nlohmann::json::value_t::null: return "null";
-    case nlohmann::json::value_t::boolean: return "a boolean";
-    case nlohmann::json::value_t::string: return "a string";
-    case nlohmann::json::value_t::array: return "a list";
-    case nlohmann::json::value_t::object: return "a mapping";
+    case nlohmann::json::value_t::null:
+      return "null";
+    case nlohmann::json::value_t::boolean:
+      return "a boolean";
+    case nlohmann::json::value_t::string:
+      return "a string";
+    case nlohmann::json::value_t::array:
+      return "a list";
+    case nlohmann::json::value_t::object:
+      return "a mapping";
     case nlohmann::json::value_t::number_integer:
     case nlohmann::json::value_t::number_unsigned:
-    case nlohmann::json::value_t::number_float: return "a number";
-    default: return "a value";
+    case nlohmann::json::value_t::number_float:
+      return "a number";
+    default:
+      return "a value";
   }
+}
+
+const nlohmann::json& GraderSpec(const Task& task) {
+  // zx-bench's graders read their gold and contract from the whole bank entry.
+  return task.format == "zxbench" ? task.raw : task.grader;
 }
 
 void CheckGraderSpecs(const Suite& suite) {
@@ -108,7 +122,7 @@ void CheckGraderSpecs(const Suite& suite) {
       if (!suggestion.empty()) message += ", did you mean '" + suggestion + "'?";
       throw Error(message + " (evalrun graders lists them)");
     }
-    grader->CheckSpec(spec, task.location);
+    grader->CheckSpec(GraderSpec(task), task.location);
   }
 }
 
@@ -147,7 +161,7 @@ Grade GradeOutput(const Task& task, const Output& output, const GradeContext& co
     }
     return grade;
   }
-  Grade result = grader->Run(spec, answer, context);
+  Grade result = grader->Run(GraderSpec(task), answer, context);
   result.grader = grade.grader;
   result.grader_version = grade.grader_version;
   if (result.status != GradeStatus::kGraded) result.passed = false;

@@ -83,6 +83,10 @@ class Regex {
   virtual ~Regex() = default;
 };
 
+// What a task's grader receives as its spec: the task's `grader` mapping, or for zx-bench tasks
+// the whole bank entry (Task::raw), which holds zx-bench's scoring and requirements.
+const nlohmann::json& GraderSpec(const Task& task);
+
 // Checks every task's grader spec against the registry; unknown grader names get "did you mean"
 // ("<file:line:col>: unknown grader 'answerline', did you mean 'answer_line'? (evalrun graders
 // lists them)"). Tasks with a skip_reason are left alone.

@@ -143,6 +143,8 @@ class JsonFieldsGrader final : public Grader {
 
 }  // namespace
 
-std::unique_ptr<Grader> MakeJsonFieldsGrader() { return std::make_unique<JsonFieldsGrader>(); }
+std::unique_ptr<Grader> MakeJsonFieldsGrader() {
+  return std::make_unique<JsonFieldsGrader>();
+}
 
 }  // namespace evalrun

@@ -15,14 +15,33 @@ constexpr std::string_view kName = "json_schema";
 constexpr size_t kShownViolations = 5;
 
 const std::vector<std::string> kKeywords = {
-    "type",      "properties", "required",         "additionalProperties", "items",
-    "enum",      "const",      "minimum",          "maximum",              "exclusiveMinimum",
-    "exclusiveMaximum",        "minLength",        "maxLength",            "pattern",
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
     // Annotations: accepted and ignored.
-    "$schema",   "$id",        "$comment",         "title",                "description",
-    "default",   "examples",   "deprecated",       "readOnly",             "writeOnly",
+    "$schema",
+    "$id",
+    "$comment",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
 };
-const std::vector<std::string> kTypes = {"null",  "boolean", "object", "array",
+const std::vector<std::string> kTypes = {"null",   "boolean", "object", "array",
                                          "number", "integer", "string"};
 
 std::string Pointer(const std::string& parent, const std::string& token) {
@@ -90,7 +109,8 @@ void CheckSchema(const nlohmann::json& schema, const std::string& at, const Sour
     fail("'enum' must be a non-empty list");
   }
   for (const char* key : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}) {
-    if (schema.contains(key) && !schema[key].is_number()) fail(std::string("'") + key + "' must be a number");
+    if (schema.contains(key) && !schema[key].is_number())
+      fail(std::string("'") + key + "' must be a number");
   }
   for (const char* key : {"minLength", "maxLength"}) {
     if (schema.contains(key) &&
@@ -269,17 +289,18 @@ class JsonSchemaGrader final : public Grader {
     grade.passed = validation.count == 0;
     grade.score = grade.passed ? 1 : 0;
     grade.evidence = {{"violations", validation.shown}, {"violation_count", validation.count}};
-    grade.reason = grade.passed
-                       ? "valid against the schema"
-                       : std::to_string(validation.count) + " violation(s), first at " +
-                             validation.shown[0]["path"].get<std::string>() + ": " +
-                             validation.shown[0]["problem"].get<std::string>();
+    grade.reason = grade.passed ? "valid against the schema"
+                                : std::to_string(validation.count) + " violation(s), first at " +
+                                      validation.shown[0]["path"].get<std::string>() + ": " +
+                                      validation.shown[0]["problem"].get<std::string>();
     return grade;
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Grader> MakeJsonSchemaGrader() { return std::make_unique<JsonSchemaGrader>(); }
+std::unique_ptr<Grader> MakeJsonSchemaGrader() {
+  return std::make_unique<JsonSchemaGrader>();
+}
 
 }  // namespace evalrun

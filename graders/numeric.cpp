@@ -92,6 +92,8 @@ class NumericGrader final : public Grader {
 
 }  // namespace
 
-std::unique_ptr<Grader> MakeNumericGrader() { return std::make_unique<NumericGrader>(); }
+std::unique_ptr<Grader> MakeNumericGrader() {
+  return std::make_unique<NumericGrader>();
+}
 
 }  // namespace evalrun

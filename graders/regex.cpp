@@ -52,8 +52,8 @@ CodePtr CompileOrThrow(const std::string& pattern, uint32_t options) {
   pcre2_set_compile_extra_options(context.get(), PCRE2_EXTRA_ALT_BSUX);
   int error = 0;
   PCRE2_SIZE offset = 0;
-  CodePtr code(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                             options, &error, &offset, context.get()));
+  CodePtr code(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
+                             &error, &offset, context.get()));
   if (!code) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error, message, sizeof message);
@@ -65,7 +65,8 @@ CodePtr CompileOrThrow(const std::string& pattern, uint32_t options) {
 
 class Pcre2Regex final : public Regex {
  public:
-  Pcre2Regex(CodePtr code, CodePtr counted) : code_(std::move(code)), counted_(std::move(counted)) {}
+  Pcre2Regex(CodePtr code, CodePtr counted)
+      : code_(std::move(code)), counted_(std::move(counted)) {}
 
   Result Match(std::string_view subject, bool full) const override {
     const bool counted = subject.size() > kCountedSubjectBytes;
@@ -118,13 +119,12 @@ std::shared_ptr<const Regex> Regex::Compile(const std::string& pattern, const st
   if (const std::string error = FlagsError(flags); !error.empty()) throw Error(error);
   // JavaScript semantics where PCRE2 has them: \uHHHH and \u{H...} (ALT_BSUX), `$` only at the
   // very end without the m flag (DOLLAR_ENDONLY), ASCII \d \w \s classes (no UCP).
-  uint32_t options =
-      PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_ALT_BSUX | PCRE2_DOLLAR_ENDONLY;
+  uint32_t options = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_ALT_BSUX | PCRE2_DOLLAR_ENDONLY;
   if (flags.find('i') != std::string::npos) options |= PCRE2_CASELESS;
   if (flags.find('m') != std::string::npos) options |= PCRE2_MULTILINE;
   if (flags.find('s') != std::string::npos) options |= PCRE2_DOTALL;
-  auto regex = std::make_shared<const Pcre2Regex>(CompileOrThrow(pattern, options),
-                                                  CompileOrThrow(pattern, options | PCRE2_AUTO_CALLOUT));
+  auto regex = std::make_shared<const Pcre2Regex>(
+      CompileOrThrow(pattern, options), CompileOrThrow(pattern, options | PCRE2_AUTO_CALLOUT));
   std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= 4096) cache.clear();  // bounded: suites hold far fewer patterns
   cache.emplace(key, regex);
@@ -178,8 +178,8 @@ class RegexGrader final : public Grader {
                       {"expect", expect}};
     std::shared_ptr<const Regex> regex;
     try {
-      regex = Regex::Compile(spec.value("pattern", std::string()),
-                             spec.value("flags", std::string()));
+      regex =
+          Regex::Compile(spec.value("pattern", std::string()), spec.value("flags", std::string()));
     } catch (const Error& e) {
       grade.status = GradeStatus::kSkipped;
       grade.reason = std::string("bad pattern: ") + e.what();
@@ -206,6 +206,8 @@ class RegexGrader final : public Grader {
 
 }  // namespace
 
-std::unique_ptr<Grader> MakeRegexGrader() { return std::make_unique<RegexGrader>(); }
+std::unique_ptr<Grader> MakeRegexGrader() {
+  return std::make_unique<RegexGrader>();
+}
 
 }  // namespace evalrun

@@ -23,9 +23,17 @@
 #include "core/error.h"
 #include "graders/builtin.h"
 #include "graders/grader.h"
+#include "graders/js_text.h"
 
 namespace evalrun {
 namespace {
+
+using js::IsJsSpace;
+using js::JsRound;
+using js::JsTrim;
+using js::Member;
+using js::NextCodePoint;
+using js::ToWellFormedUtf8;
 
 using nlohmann::json;
 
@@ -34,112 +42,91 @@ constexpr std::string_view kVersion = "1";
 constexpr std::string_view kZxEvaluator = "json_atomic_v3";
 constexpr std::string_view kRoot = "$";  // ROOT_PATH: the whole document
 
-// ---- UTF-8 -------------------------------------------------------------------------------------
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-// Decodes one code point at `i` of well-formed UTF-8 (see ToWellFormedUtf8) and advances `i`.
-char32_t NextCodePoint(std::string_view s, size_t& i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  if (b0 < 0x80) {
-    ++i;
-    return b0;
-  }
-  int len = b0 >= 0xF0 ? 4 : b0 >= 0xE0 ? 3 : 2;
-  char32_t cp = b0 & (len == 4 ? 0x07 : len == 3 ? 0x0F : 0x1F);
-  for (int k = 1; k < len && i + k < s.size(); ++k) {
-    cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-  }
-  i += len;
-  return cp;
+// ---- JSON as JavaScript sees it ----------------------------------------------------------------
+
+bool IsHex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-// zx-bench sees the model's reply as a JavaScript string, decoded from UTF-8 with the WHATWG
-// decoder: every ill-formed sequence (maximal subpart) becomes U+FFFD. Doing the same here makes
-// invalid bytes behave as they do there, and lets the rest of this file assume valid UTF-8.
-std::string ToWellFormedUtf8(std::string_view in) {
+// The code unit of a "\uXXXX" escape at `i` (pointing at the backslash), or -1.
+long EscapedUnit(std::string_view s, size_t i) {
+  if (i + 6 > s.size() || s[i] != '\\' || s[i + 1] != 'u') return -1;
+  long unit = 0;
+  for (size_t k = i + 2; k < i + 6; ++k) {
+    if (!IsHex(s[k])) return -1;
+    unit = unit * 16 + (s[k] <= '9' ? s[k] - '0' : (s[k] | 0x20) - 'a' + 10);
+  }
+  return unit;
+}
+
+// Where JSON.parse and nlohmann read the same text differently, rewrites it so nlohmann gives
+// what JavaScript would compare equal: a lone surrogate escape ("\ud800", which nlohmann
+// rejects) becomes "\ufffd" (a gold string never holds one, so equality is unchanged), and the
+// integer -0 (which nlohmann reads as 0) becomes -0.0, keeping the sign Object.is sees. Neither
+// rewrite changes whether the text is valid JSON.
+std::string JavaScriptCompatible(std::string_view s) {
   std::string out;
-  out.reserve(in.size());
-  size_t i = 0;
-  while (i < in.size()) {
-    const auto b0 = static_cast<unsigned char>(in[i]);
-    if (b0 < 0x80) {
-      out += static_cast<char>(b0);
-      ++i;
+  out.reserve(s.size());
+  bool in_string = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (!in_string) {
+      if (c == '"') in_string = true;
+      if (c == '-' && i + 1 < s.size() && s[i + 1] == '0' &&
+          (i + 2 >= s.size() || !(IsDigit(s[i + 2]) || s[i + 2] == '.' || s[i + 2] == 'e' ||
+                                  s[i + 2] == 'E'))) {
+        out += "-0.0";
+        ++i;
+        continue;
+      }
+      out += c;
       continue;
     }
-    int need = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-      need = 1;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-      need = 2;
-      if (b0 == 0xE0) lo = 0xA0;
-      if (b0 == 0xED) hi = 0x9F;
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-      need = 3;
-      if (b0 == 0xF0) lo = 0x90;
-      if (b0 == 0xF4) hi = 0x8F;
-    } else {
-      out += "\xEF\xBF\xBD";
-      ++i;
-      continue;
-    }
-    size_t j = i + 1;
-    bool ok = true;
-    for (int k = 0; k < need; ++k, ++j) {
-      if (j >= in.size()) {
-        ok = false;
-        break;
+    if (c == '"') {
+      in_string = false;
+    } else if (c == '\\') {
+      const long unit = EscapedUnit(s, i);
+      if (unit >= 0xD800 && unit <= 0xDBFF) {
+        const long low = EscapedUnit(s, i + 6);
+        if (low >= 0xDC00 && low <= 0xDFFF) {
+          out.append(s.substr(i, 12));
+          i += 11;
+        } else {
+          out += "\\ufffd";
+          i += 5;
+        }
+        continue;
       }
-      const auto b = static_cast<unsigned char>(in[j]);
-      const unsigned char l = k == 0 ? lo : 0x80, h = k == 0 ? hi : 0xBF;
-      if (b < l || b > h) {
-        ok = false;
-        break;
+      if (unit >= 0xDC00 && unit <= 0xDFFF) {
+        out += "\\ufffd";
+        i += 5;
+        continue;
+      }
+      if (i + 1 < s.size()) {  // any other escape: copy it whole so \" does not end the string
+        out += c;
+        out += s[++i];
+        continue;
       }
     }
-    if (ok) {
-      out.append(in.substr(i, j - i));
-    } else {
-      out += "\xEF\xBF\xBD";  // the maximal subpart [i, j) is replaced by one U+FFFD
-    }
-    i = j;
+    out += c;
   }
   return out;
 }
 
-// JavaScript's WhiteSpace and LineTerminator: what `\s` matches and String.prototype.trim strips.
-bool IsJsSpace(char32_t c) {
-  switch (c) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0xA0: case 0x1680:
-    case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000: case 0xFEFF:
-      return true;
-    default:
-      return c >= 0x2000 && c <= 0x200A;
-  }
-}
-
-std::string_view JsTrim(std::string_view s) {
-  size_t begin = 0;
-  while (begin < s.size()) {
-    size_t next = begin;
-    if (!IsJsSpace(NextCodePoint(s, next))) break;
-    begin = next;
-  }
-  size_t end = begin;  // end of the last non-space code point
-  for (size_t i = begin; i < s.size();) {
-    const char32_t c = NextCodePoint(s, i);
-    if (!IsJsSpace(c)) end = i;
-  }
-  return s.substr(begin, end - begin);
-}
-
-// ---- JSON as JavaScript sees it ----------------------------------------------------------------
-
 // JSON.parse; nullopt on a syntax error. nlohmann's grammar is RFC 8259, as JSON.parse's is.
-std::optional<json> JsonParse(std::string_view text) {
+std::optional<json> JsonParse(std::string_view raw) {
+  const std::string text = JavaScriptCompatible(raw);
   json value = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) return std::nullopt;
   return value;
+}
+
+// Whether JSON.parse would accept `raw`, without building the value.
+bool JsonAccepts(std::string_view raw) {
+  const std::string text = JavaScriptCompatible(raw);
+  return json::accept(text.begin(), text.end());
 }
 
 bool IsRecord(const json* v) { return v != nullptr && v->is_object(); }
@@ -359,7 +346,7 @@ std::optional<json> ExtractJson(std::string_view content) {
 int StrictJsonOnly(std::string_view output) {
   const std::string_view trimmed = JsTrim(output);
   if (trimmed.empty()) return 0;
-  return JsonParse(trimmed) ? 100 : 0;
+  return JsonAccepts(trimmed) ? 100 : 0;
 }
 
 // checkOutputDiscipline (v2): also accepts one ```json fence around everything.
@@ -372,20 +359,16 @@ int OutputDiscipline(std::string_view output) {
     for (char& c : tag) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     if (tag == "json") return 100;
   }
-  return JsonParse(trimmed) ? 100 : 0;
+  return JsonAccepts(trimmed) ? 100 : 0;
 }
 
-// Math.round for the non-negative values here (halves round up, as in JavaScript).
-int JsRound(double x) {
-  const double floor = std::floor(x);
-  return static_cast<int>(x - floor >= 0.5 ? floor + 1 : floor);
-}
-
-const json& Member(const json& object, const char* key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
+// A value for the evidence: containers by size only, so a hostile, deeply nested output is
+// never copied (copying and printing nlohmann values recurse).
+json Shown(const json* v) {
+  if (v == nullptr) return "<missing>";
+  if (v->is_array()) return "<array of " + std::to_string(v->size()) + ">";
+  if (v->is_object()) return "<object of " + std::to_string(v->size()) + " keys>";
+  return *v;
 }
 
 bool IsControlKey(const std::string& key) {
@@ -471,8 +454,7 @@ class ZxJsonAtomicFieldsGrader final : public Grader {
       if (v3 ? CompareFrozenValue(actual, *gold) : CompareValues(actual, *gold)) {
         ++correct;
       } else if (mismatches.size() < 5) {
-        mismatches.push_back({{"path", path}, {"expected", *gold},
-                              {"got", actual == nullptr ? json("<missing>") : *actual}});
+        mismatches.push_back({{"path", path}, {"expected", *gold}, {"got", Shown(actual)}});
       }
     }
     const int field_accuracy =

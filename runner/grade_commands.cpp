@@ -87,11 +87,10 @@ int RunGradeCommand(const GradeCommandOptions& o) {
     if (o.unsafe_no_sandbox) j["unsafe_no_sandbox"] = true;
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
-    std::printf("%s  %s  score %.3f  %s/%s  %s\n", task->id.c_str(),
+    std::printf("%s  %s  score %.3f  %s  %s\n", task->id.c_str(),
                 grade.status == GradeStatus::kGraded ? (grade.passed ? "pass" : "fail")
                                                      : GradeStatusName(grade.status),
-                grade.score, grade.grader.c_str(), grade.grader_version.c_str(),
-                grade.reason.c_str());
+                grade.score, grade.grader_version.c_str(), grade.reason.c_str());
   }
   const bool graded = grade.status != GradeStatus::kSkipped && grade.status != GradeStatus::kEnvError;
   return graded ? 0 : static_cast<int>(ExitCode::kSomeFailed);

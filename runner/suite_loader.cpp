@@ -1,6 +1,7 @@
 #include "runner/suite_loader.h"
 
 #include "core/error.h"
+#include "graders/grader.h"
 #include "plugins/zxbench_importer.h"
 #include "tasks/task_yaml.h"
 
@@ -26,6 +27,14 @@ LoadedSuite LoadSuite(const std::string& spec, const ResolveOptions& options) {
       throw Error(resolved.files->Describe() + ": no zx-bench bank at '" + bank + "'");
     }
     suite = ImportZxBench(*bytes, resolved.files->Describe() + ":" + bank);
+    // Entries zx-bench can grade deterministically but evalrun has no grader for yet are
+    // reported as skipped with that reason, never silently dropped or passed.
+    for (Task& task : suite.tasks) {
+      const std::string type = task.grader.value("type", "");
+      if (task.skip_reason.empty() && GraderRegistry::Builtin().Find(type) == nullptr) {
+        task.skip_reason = "evalrun has no grader for " + type + " yet";
+      }
+    }
   } else if (resolved.format == "evalrun") {
     suite = LoadEvalrunSuite(*resolved.files, resolved.path);
   } else {
@@ -37,6 +46,7 @@ LoadedSuite LoadSuite(const std::string& spec, const ResolveOptions& options) {
   suite.path = resolved.path;
   suite.commit = resolved.commit;
   suite.tree = resolved.tree;
+  CheckGraderSpecs(suite);  // configuration errors surface at load, naming the task
   LoadedSuite loaded;
   loaded.suite = std::move(suite);
   loaded.root = resolved.format == "evalrun" ? resolved.path : "";

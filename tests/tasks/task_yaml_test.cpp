@@ -107,7 +107,9 @@ TEST_CASE("task yaml: inline tasks and include globs load in order with defaults
   CHECK(code.id == "code-001");
   CHECK(code.location.ToString() == "tasks/mini/suite.yaml:14:5");
   CHECK(code.messages == nlohmann::json::parse(R"([{"role":"user","content":"Write add(a, b)."}])"));
-  CHECK(code.grader == nlohmann::json{{"type", "code_tests"}, {"tests", "files/test_add.py"}});
+  CHECK(code.grader == nlohmann::json{{"type", "code_tests"},
+                                      {"language", "python"},
+                                      {"tests", "files/test_add.py"}});
   CHECK(code.agent.is_null());
   REQUIRE(code.files.size() == 1);
   CHECK(code.files[0].path == "files/test_add.py");
