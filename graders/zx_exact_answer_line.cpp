@@ -22,17 +22,17 @@
 #include "core/error.h"
 #include "graders/builtin.h"
 #include "graders/grader.h"
-#include "graders/js_text.h"
+#include "graders/zx_common.h"
 
 namespace evalrun {
 namespace {
 
-using js::IsJsSpace;
-using js::JsRound;
-using js::JsTrim;
-using js::Member;
-using js::NextCodePoint;
-using js::ToWellFormedUtf8;
+using zx::IsJsSpace;
+using zx::JsRound;
+using zx::JsTrim;
+using zx::Member;
+using zx::NextCodePoint;
+using zx::ToWellFormedUtf8;
 
 constexpr std::string_view kName = "zxbench:exact_answer_line";
 constexpr std::string_view kVersion = "1";
@@ -688,15 +688,9 @@ bool ValidRiverCrossing(std::string_view output) {
   return state == 15;
 }
 
+// This grader's zx-bench score as a Grade (graders/zx_common.h).
 Grade MakeGrade(int zx_score, nlohmann::json evidence, std::string reason) {
-  Grade grade;
-  grade.score = zx_score / 100.0;
-  grade.passed = zx_score >= 60;
-  grade.reason = std::move(reason);
-  evidence["zx_score"] = zx_score;
-  evidence["zx_evaluator"] = kZxEvaluator;
-  grade.evidence = std::move(evidence);
-  return grade;
+  return zx::ZxGrade(zx_score, std::move(evidence), std::move(reason), kZxEvaluator);
 }
 
 class ZxExactAnswerLineGrader final : public Grader {

@@ -23,17 +23,17 @@
 #include "core/error.h"
 #include "graders/builtin.h"
 #include "graders/grader.h"
-#include "graders/js_text.h"
+#include "graders/zx_common.h"
 
 namespace evalrun {
 namespace {
 
-using js::IsJsSpace;
-using js::JsRound;
-using js::JsTrim;
-using js::Member;
-using js::NextCodePoint;
-using js::ToWellFormedUtf8;
+using zx::IsJsSpace;
+using zx::JsRound;
+using zx::JsTrim;
+using zx::Member;
+using zx::NextCodePoint;
+using zx::ToWellFormedUtf8;
 
 using nlohmann::json;
 
@@ -379,15 +379,9 @@ bool IsControlKey(const std::string& key) {
   return false;
 }
 
-Grade MakeGrade(int zx_score, json evidence, std::string reason) {
-  Grade grade;
-  grade.score = zx_score / 100.0;
-  grade.passed = zx_score >= 60;
-  grade.reason = std::move(reason);
-  evidence["zx_score"] = zx_score;
-  evidence["zx_evaluator"] = kZxEvaluator;
-  grade.evidence = std::move(evidence);
-  return grade;
+// This grader's zx-bench score as a Grade (graders/zx_common.h).
+Grade MakeGrade(int zx_score, nlohmann::json evidence, std::string reason) {
+  return zx::ZxGrade(zx_score, std::move(evidence), std::move(reason), kZxEvaluator);
 }
 
 class ZxJsonAtomicFieldsGrader final : public Grader {

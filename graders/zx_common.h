@@ -1,13 +1,15 @@
 #pragma once
-// Text as zx-bench's JavaScript sees it, shared by the zx-bench graders: UTF-8 decoded the WHATWG
-// way (ill-formed sequences become U+FFFD), JavaScript's whitespace and trim, Math.round, and a
-// null-safe member lookup.
+// What the zx-bench graders share: text as zx-bench's JavaScript sees it (UTF-8 decoded the WHATWG
+// way, ill-formed sequences becoming U+FFFD; JavaScript's whitespace and trim; Math.round), a
+// null-safe member lookup, and the mapping of a 0-100 zx-bench score onto a Grade.
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
-namespace evalrun::js {
+#include "core/grade.h"
+
+namespace evalrun::zx {
 
 // Decodes one code point at `i` of well-formed UTF-8 and advances `i`.
 char32_t NextCodePoint(std::string_view s, size_t& i);
@@ -21,4 +23,9 @@ int JsRound(double x);
 // object[key], or a null value when `object` is not an object or has no such key.
 const nlohmann::json& Member(const nlohmann::json& object, const char* key);
 
-}  // namespace evalrun::js
+// A zx-bench score (0-100) as a Grade: score / 100, passed at 60 or more (zx-bench's pass
+// mark), the score and the reproduced evaluator's name in the evidence.
+Grade ZxGrade(int zx_score, nlohmann::json evidence, std::string reason,
+              std::string_view evaluator);
+
+}  // namespace evalrun::zx

@@ -1,8 +1,8 @@
-#include "graders/js_text.h"
+#include "graders/zx_common.h"
 
 #include <cmath>
 
-namespace evalrun::js {
+namespace evalrun::zx {
 
 // Decodes one code point at `i` of well-formed UTF-8 (see ToWellFormedUtf8) and advances `i`.
 char32_t NextCodePoint(std::string_view s, size_t& i) {
@@ -114,4 +114,16 @@ const nlohmann::json& Member(const nlohmann::json& object, const char* key) {
   return it == object.end() ? kNull : *it;
 }
 
-}  // namespace evalrun::js
+Grade ZxGrade(int zx_score, nlohmann::json evidence, std::string reason,
+              std::string_view evaluator) {
+  Grade grade;
+  grade.score = zx_score / 100.0;
+  grade.passed = zx_score >= 60;
+  grade.reason = std::move(reason);
+  evidence["zx_score"] = zx_score;
+  evidence["zx_evaluator"] = evaluator;
+  grade.evidence = std::move(evidence);
+  return grade;
+}
+
+}  // namespace evalrun::zx
