@@ -1,5 +1,5 @@
 #pragma once
-// Reading the test fixtures under tests/fixtures/ (never ../shared: the project stands alone).
+// Reading the test fixtures under tests/fixtures/ (never outside the project: it stands alone).
 #include <string>
 #include <vector>
 

@@ -331,9 +331,9 @@ TEST_CASE("git source: Read and List follow SuiteFiles' contract", "[tasks][git]
 TEST_CASE("git source: symbolic links in the tree are followed inside it", "[tasks][git]") {
   TempDir tmp;
   TestRepo repo(tmp.path / "repo");
-  WriteFile(tmp.path / "repo/shared/common.yaml", "common");
+  WriteFile(tmp.path / "repo/lib/common.yaml", "common");
   fs::create_directories(tmp.path / "repo/suite");
-  fs::create_symlink("../shared/common.yaml", tmp.path / "repo/suite/common.yaml");
+  fs::create_symlink("../lib/common.yaml", tmp.path / "repo/suite/common.yaml");
   fs::create_symlink("../../outside.yaml", tmp.path / "repo/suite/escape.yaml");
   const std::string commit = repo.Commit({{"suite/suite.yaml", "s"}}, "links");
   auto files = evalrun::OpenRevision(repo.dir().string(), commit, "demo");
