@@ -5,21 +5,6 @@
 
 namespace evalrun {
 
-const char* OutcomeName(RequestOutcome outcome) {
-  switch (outcome) {
-    case RequestOutcome::kOk: return "ok";
-    case RequestOutcome::kConnectFailed: return "connect_failed";
-    case RequestOutcome::kHttpError: return "http_error";
-    case RequestOutcome::kStreamError: return "stream_error";
-    case RequestOutcome::kDropped: return "dropped";
-    case RequestOutcome::kIdleTimeout: return "idle_timeout";
-    case RequestOutcome::kTotalTimeout: return "total_timeout";
-    case RequestOutcome::kMalformed: return "malformed";
-    case RequestOutcome::kCancelled: return "cancelled";
-  }
-  return "unknown";
-}
-
 RequestMetrics ComputeMetrics(const RequestRecord& r) {
   RequestMetrics m;
   m.completion_tokens = r.completion_tokens();

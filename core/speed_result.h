@@ -60,7 +60,7 @@ struct SpeedResult {
 void SummarizeTest(SpeedTest& test);
 
 // A request record as JSON (timestamps in ns since t_send; `send_offset_ns` relative to
-// `round_start`), and back. Text is included only when `with_text`.
+// `round_start`). Text is included only when `with_text`.
 nlohmann::json RecordToJson(const RequestRecord& record, TimePoint round_start, bool with_text);
 
 }  // namespace evalrun

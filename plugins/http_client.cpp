@@ -122,7 +122,6 @@ HttpResponse Fetch(const HttpRequest& request) {
 
 struct StreamingClient::Impl {
   struct Transfer {
-    Impl* owner = nullptr;
     HttpRequest request;
     StreamSink* sink = nullptr;
     curl::Easy easy;
@@ -369,7 +368,6 @@ StreamingClient::~StreamingClient() = default;
 
 void StreamingClient::Add(HttpRequest request, StreamSink* sink) {
   auto t = std::make_unique<Impl::Transfer>();
-  t->owner = impl_.get();
   t->request = std::move(request);
   t->sink = sink;
   impl_->pending.push_back(std::move(t));

@@ -114,9 +114,8 @@ struct PlannedRequest {
 // Runs a protocol against one endpoint with one event loop.
 class SpeedRunner {
  public:
-  SpeedRunner(const SpeedConfig& config, ServerInfo server,
-              const std::function<void(const std::string&)>& log, const std::atomic<bool>* stop)
-      : config_(config), server_(std::move(server)), log_(log), stop_(stop) {}
+  SpeedRunner(const SpeedConfig& config, ServerInfo server, const std::atomic<bool>* stop)
+      : config_(config), server_(std::move(server)), stop_(stop) {}
 
   bool stopped() const { return stop_ && stop_->load(); }
 
@@ -148,8 +147,7 @@ class SpeedRunner {
     }
   }
 
-  ServerInfo& server() { return server_; }
-  const SpeedConfig& config() const { return config_; }
+  const ServerInfo& server() const { return server_; }
 
   // One blocking probe for calibration: usage.prompt_tokens of a chat with this content.
   std::optional<int64_t> ProbePromptTokens(const std::string& content) {
@@ -226,7 +224,6 @@ class SpeedRunner {
 
   const SpeedConfig& config_;
   ServerInfo server_;
-  const std::function<void(const std::string&)>& log_;
   const std::atomic<bool>* stop_;
   StreamingClient client_;
   int warm_connections_ = 0;
@@ -349,7 +346,7 @@ SpeedResult RunSpeed(const SpeedConfig& config_in, const std::function<void(cons
   if (config.capture_environment) result.environment = CaptureEnvironment();
   result.environment["labels"] = config.labels;
 
-  SpeedRunner runner(config, server, log, stop);
+  SpeedRunner runner(config, server, stop);
   auto base_chat = [&](const std::string& content, int64_t max_tokens) {
     ChatRequest chat;
     chat.model = config.model;
