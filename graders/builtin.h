@@ -19,5 +19,8 @@ std::unique_ptr<Grader> MakeCodeTestsGrader();       // graders/code_tests.cpp
 std::unique_ptr<Grader> MakeCommandGrader();         // graders/command.cpp
 std::unique_ptr<Grader> MakeZxExactAnswerLineGrader();   // graders/zx_exact_answer_line.cpp
 std::unique_ptr<Grader> MakeZxJsonAtomicFieldsGrader();  // graders/zx_json_atomic_fields.cpp
+std::unique_ptr<Grader> MakeZxInstructionChecklistGrader();  // graders/zx_instruction_checklist.cpp
+std::unique_ptr<Grader> MakeZxStructuredContractGrader();    // graders/zx_structured_contract.cpp
+std::unique_ptr<Grader> MakeZxCodeRepairGrader();            // graders/zx_code_repair.cpp
 
 }  // namespace evalrun

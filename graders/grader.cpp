@@ -19,6 +19,8 @@ GraderRegistry::GraderRegistry() {
       MakeJsonFieldsGrader,        MakeJsonSchemaGrader,
       MakeCodeTestsGrader,         MakeCommandGrader,
       MakeZxExactAnswerLineGrader, MakeZxJsonAtomicFieldsGrader,
+      MakeZxInstructionChecklistGrader, MakeZxStructuredContractGrader,
+      MakeZxCodeRepairGrader,
   };
   for (auto factory : factories) {
     std::unique_ptr<Grader> grader = factory();

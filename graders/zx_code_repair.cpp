@@ -1,0 +1,9 @@
+// zx-bench's code_repair grader (issue 4): not yet written. The factory returns nullptr, so the grader
+// is absent from the registry and tasks using it load as skipped.
+#include "graders/builtin.h"
+
+namespace evalrun {
+
+std::unique_ptr<Grader> MakeZxCodeRepairGrader() { return nullptr; }
+
+}  // namespace evalrun
