@@ -2,6 +2,7 @@
 // A task and a suite as plain data (DESIGN.md sections 2 and 5): produced by tasks/ (evalrun's
 // YAML) and by plugins/ (the zx-bench importer), consumed by runner/, graders/ and results/.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ struct TaskFile {
   std::string sha256;  // lowercase hex of the content
 };
 
+// The native graders a task may name, each with its version (graders/ owns the table; the
+// runner passes GraderRegistry's in, so tasks/ does not depend on graders/).
+using GraderVersions = std::map<std::string, std::string, std::less<>>;
+
 struct Task {
   std::string id;
   std::string dimension;
@@ -33,6 +38,7 @@ struct Task {
   nlohmann::json generation = nlohmann::json::object();  // max_tokens, temperature, top_p,
                                                           // seed, stop, thinking
   nlohmann::json grader = nlohmann::json::object();  // {"type": ..., ...}: data for graders/
+  std::string grader_version;  // hashed (DESIGN section 8): the grader's version at load time
   nlohmann::json agent;                              // null unless an agent task
   std::vector<TaskFile> files;
   std::vector<std::string> tags;      // not hashed

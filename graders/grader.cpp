@@ -106,6 +106,16 @@ const nlohmann::json& GraderSpec(const Task& task) {
   return task.format == "zxbench" ? task.raw : task.grader;
 }
 
+GraderVersions NativeGraderVersions() {
+  GraderVersions versions;
+  for (const Grader* grader : GraderRegistry::Builtin().All()) {
+    if (grader->name().find(':') == std::string_view::npos) {
+      versions.emplace(std::string(grader->name()), std::string(grader->version()));
+    }
+  }
+  return versions;
+}
+
 void CheckGraderSpecs(const Suite& suite) {
   const GraderRegistry& registry = GraderRegistry::Builtin();
   for (const Task& task : suite.tasks) {

@@ -83,6 +83,10 @@ class Regex {
   virtual ~Regex() = default;
 };
 
+// The native graders' names and versions (not the zxbench:* ones, which only zx-bench entries
+// use): the table the YAML loader checks grader types against and hashes versions from.
+GraderVersions NativeGraderVersions();
+
 // What a task's grader receives as its spec: the task's `grader` mapping, or for zx-bench tasks
 // the whole bank entry (Task::raw), which holds zx-bench's scoring and requirements.
 const nlohmann::json& GraderSpec(const Task& task);

@@ -36,7 +36,7 @@ LoadedSuite LoadSuite(const std::string& spec, const ResolveOptions& options) {
       }
     }
   } else if (resolved.format == "evalrun") {
-    suite = LoadEvalrunSuite(*resolved.files, resolved.path);
+    suite = LoadEvalrunSuite(*resolved.files, resolved.path, NativeGraderVersions());
   } else {
     throw Error("suite '" + spec + "': unknown format '" + resolved.format +
                 "' (formats: evalrun, zxbench)");

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.h"
+#include "graders/grader.h"
 #include "runner/suite_loader.h"
 #include "tasks/git_source.h"
 #include "tasks/task_yaml.h"
@@ -31,7 +32,7 @@ void AddTaskCommands(CLI::App& app, TaskCommandOptions& o) {
 }
 
 int RunHashCommand(const TaskCommandOptions& o) {
-  const std::vector<HashLine> lines = HashFiles(o.hash_files, o.hash_write);
+  const std::vector<HashLine> lines = HashFiles(o.hash_files, o.hash_write, NativeGraderVersions());
   int changed = 0;
   for (const HashLine& line : lines) {
     std::cout << line.hash << "  " << line.task_id << "  " << line.file

@@ -25,10 +25,6 @@ using nlohmann::json;
 
 constexpr int kSchemaVersion = 1;
 
-// The graders DESIGN.md section 8 names; graders/ will own the real table (STYLE.md 6).
-const std::vector<std::string> kGraderTypes = {
-    "answer_line", "exact", "numeric", "regex", "contains", "excludes",
-    "json_fields", "json_schema", "code_tests", "command"};
 const std::vector<std::string> kDifficulties = {"easy", "medium", "hard", "adversarial"};
 const std::vector<std::string> kRoles = {"system", "user", "assistant"};
 const std::vector<std::string> kThinking = {"on", "off", "auto"};
@@ -333,6 +329,7 @@ struct TaskContext {
   std::string suite_dir;              // folder in `files` that task `files:` are relative to
   json defaults = json::object();     // suite generation defaults
   std::vector<std::string> dimensions;  // declared dimensions; empty = any
+  const GraderVersions* graders = nullptr;  // known grader types and their versions
 };
 
 // A parsed task with the nodes --write needs.
@@ -411,13 +408,17 @@ ParsedTask ParseTask(const std::string& file, const YAML::Node& node, const Task
   const YAML::Node type = grader->value["type"];
   if (!type) Fail(file, grader->value, who + "grader is missing required field 'type'");
   const std::string type_name = RequireString(file, type);
-  if (std::find(kGraderTypes.begin(), kGraderTypes.end(), type_name) == kGraderTypes.end()) {
-    const std::string best = ClosestMatch(type_name, kGraderTypes);
+  const auto known = context.graders->find(type_name);
+  if (known == context.graders->end()) {
+    std::vector<std::string> types;
+    for (const auto& [name, version] : *context.graders) types.push_back(name);
+    const std::string best = ClosestMatch(type_name, types);
     Fail(file, type, "unknown grader '" + type_name + "'" +
                          (best.empty() ? "" : ", did you mean '" + best + "'?") +
                          " (evalrun graders lists them)");
   }
   task.grader = ToJson(file, grader->value);
+  task.grader_version = known->second;
 
   if (const Entry* e = fields.Find("agent")) {
     if (!e->value.IsMap()) WrongType(file, e->value, "a mapping");
@@ -640,7 +641,8 @@ std::optional<fs::path> FindSuiteFolder(const fs::path& start) {
 
 }  // namespace
 
-Suite LoadEvalrunSuite(const SuiteFiles& files, const std::string& dir) {
+Suite LoadEvalrunSuite(const SuiteFiles& files, const std::string& dir,
+                       const GraderVersions& graders) {
   const std::string suite_file = Join(dir, "suite.yaml");
   const std::optional<std::string> text = files.Read(suite_file);
   if (!text) throw Error(files.Describe() + ": no " + suite_file + " (not an evalrun suite)");
@@ -655,6 +657,7 @@ Suite LoadEvalrunSuite(const SuiteFiles& files, const std::string& dir) {
   suite.path = dir;
 
   TaskContext context;
+  context.graders = &graders;
   context.files = &files;
   context.suite_dir = dir;
   context.defaults = header.defaults;
@@ -707,13 +710,15 @@ nlohmann::json HashedFields(const Task& task) {
           {"messages", task.messages},
           {"generation", task.generation},
           {"grader", task.grader},
+          {"grader_version", task.grader_version},
           {"agent", task.agent},
           {"files", files}};
 }
 
 std::string ComputeTaskHash(const Task& task) { return Sha256Hex(CanonicalJson(HashedFields(task))); }
 
-std::vector<HashLine> HashFiles(const std::vector<std::string>& paths, bool write) {
+std::vector<HashLine> HashFiles(const std::vector<std::string>& paths, bool write,
+                                const GraderVersions& graders) {
   std::vector<HashLine> out;
   for (const auto& path : paths) {
     const std::string text = ReadDiskFile(path);
@@ -721,6 +726,7 @@ std::vector<HashLine> HashFiles(const std::vector<std::string>& paths, bool writ
     const fs::path here = fs::path(path).parent_path();
 
     TaskContext context;
+    context.graders = &graders;
     std::optional<YAML::Node> tasks;
     fs::path suite_folder = here;
     if (root.IsMap() && root["suite"]) {

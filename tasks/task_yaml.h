@@ -22,10 +22,13 @@ namespace evalrun {
 //   "tasks/smoke/suite.yaml:12:5: unknown key 'gader', did you mean 'grader'?"
 //   "tasks/smoke/math.yaml:30:11: task 'math-003': declared hash 3f2a9c1e0b7d4a55 but the
 //    content hashes to 9d0c7a1b2e3f4a5b (evalrun hash --write updates it)"
-Suite LoadEvalrunSuite(const SuiteFiles& files, const std::string& dir);
+// `graders` is the table of grader types a task may name, with the version that goes into each
+// task's hash (the runner passes NativeGraderVersions(), graders/grader.h).
+Suite LoadEvalrunSuite(const SuiteFiles& files, const std::string& dir,
+                       const GraderVersions& graders);
 
 // The full SHA-256 hex of the canonical JSON of the hashed fields: id, dimension, difficulty,
-// weight, messages, generation, grader, agent, and {path: sha256} of referenced files. Nothing
+// weight, messages, generation, grader, grader_version, agent, and {path: sha256} of referenced files. Nothing
 // else (not hash, tags, comments).
 std::string ComputeTaskHash(const Task& task);
 // The object that is hashed, for `evalrun hash --explain` and tests.
@@ -48,6 +51,7 @@ struct HashLine {
 // above (none: no defaults), and its `files:` are relative to that suite.yaml's folder (none: the
 // file's own folder). Throws Error for unreadable files and for anything LoadEvalrunSuite rejects
 // in the tasks themselves.
-std::vector<HashLine> HashFiles(const std::vector<std::string>& paths, bool write);
+std::vector<HashLine> HashFiles(const std::vector<std::string>& paths, bool write,
+                                const GraderVersions& graders);
 
 }  // namespace evalrun

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/sha256.h"
+#include "graders/grader.h"
 
 namespace {
 
@@ -43,15 +44,21 @@ class MapFiles : public evalrun::SuiteFiles {
   std::string Describe() const override { return "memory"; }
 };
 
+// The grader table the loader checks types against (graders/ owns the real one).
+const evalrun::GraderVersions kGraders = {
+    {"answer_line", "1"}, {"exact", "1"},      {"numeric", "1"},     {"regex", "1"},
+    {"contains", "1"},    {"excludes", "1"},   {"json_fields", "1"}, {"json_schema", "1"},
+    {"code_tests", "1"},  {"command", "1"}};
+
 Suite LoadText(const std::string& suite_yaml) {
   MapFiles files;
   files.files["s/suite.yaml"] = suite_yaml;
-  return LoadEvalrunSuite(files, "s");
+  return LoadEvalrunSuite(files, "s", kGraders);
 }
 
 std::string ErrorOf(const MapFiles& files) {
   try {
-    LoadEvalrunSuite(files, "s");
+    LoadEvalrunSuite(files, "s", kGraders);
   } catch (const evalrun::Error& e) {
     return e.what();
   }
@@ -95,7 +102,7 @@ const char* const kHeader = "suite: demo\ndefaults: {max_tokens: 256, temperatur
 TEST_CASE("task yaml: inline tasks and include globs load in order with defaults merged",
           "[tasks]") {
   const evalrun::DiskFiles files(EVALRUN_TEST_FIXTURES);
-  const Suite suite = LoadEvalrunSuite(files, "tasks/mini");
+  const Suite suite = LoadEvalrunSuite(files, "tasks/mini", kGraders);
   CHECK(suite.name == "mini");
   CHECK(suite.description == "Two dimensions, one inline task, two included.");
   CHECK(suite.path == "tasks/mini");
@@ -171,7 +178,22 @@ TEST_CASE("task yaml: prompt and the equivalent messages hash the same", "[tasks
     "id": "t", "dimension": "d", "difficulty": "medium", "weight": 1.0,
     "messages": [{"role": "user", "content": "hi"}],
     "generation": {"max_tokens": 256, "temperature": 0},
-    "grader": {"type": "exact"}, "agent": null, "files": {}})"));
+    "grader": {"type": "exact"}, "grader_version": "1", "agent": null, "files": {}})"));
+}
+
+TEST_CASE("task yaml: a new grader version changes the task hash", "[tasks]") {
+  MapFiles files;
+  files.files["s/suite.yaml"] =
+      std::string(kHeader) + "  - {id: t, dimension: d, prompt: hi, grader: {type: exact}}\n";
+  const Suite before = LoadEvalrunSuite(files, "s", kGraders);
+  evalrun::GraderVersions bumped = kGraders;
+  bumped["exact"] = "2";
+  const Suite after = LoadEvalrunSuite(files, "s", bumped);
+  CHECK(after.tasks[0].grader_version == "2");
+  CHECK(after.tasks[0].hash != before.tasks[0].hash);
+  bumped["exact"] = "1";
+  bumped["regex"] = "9";  // another grader's version does not matter
+  CHECK(LoadEvalrunSuite(files, "s", bumped).tasks[0].hash == before.tasks[0].hash);
 }
 
 TEST_CASE("task yaml: the hash ignores key order, comments, layout, tags and hash", "[tasks]") {
@@ -221,9 +243,9 @@ TEST_CASE("task yaml: the hash changes with the content of a referenced file", "
                                 "  - {id: t, dimension: d, prompt: p, grader: {type: code_tests},"
                                 " files: [tests/t.py]}\n";
   files.files["s/tests/t.py"] = "assert True\n";
-  const std::string before = LoadEvalrunSuite(files, "s").tasks[0].hash;
+  const std::string before = LoadEvalrunSuite(files, "s", kGraders).tasks[0].hash;
   files.files["s/tests/t.py"] = "assert False\n";
-  CHECK(LoadEvalrunSuite(files, "s").tasks[0].hash != before);
+  CHECK(LoadEvalrunSuite(files, "s", kGraders).tasks[0].hash != before);
 }
 
 TEST_CASE("task yaml: a declared hash may be any prefix of 16 or more characters", "[tasks]") {
@@ -382,7 +404,7 @@ tasks:
   const fs::path suite = dir.path / "suite.yaml";
   Spit(suite, original);
 
-  const auto printed = HashFiles({suite.string()}, false);
+  const auto printed = HashFiles({suite.string()}, false, kGraders);
   REQUIRE(printed.size() == 3);
   CHECK(Slurp(suite) == original);
   CHECK_FALSE(printed[0].changed);
@@ -390,7 +412,7 @@ tasks:
   CHECK(printed[1].task_id == "b");
   CHECK(printed[2].hash.size() == 16);
 
-  const auto written = HashFiles({suite.string()}, true);
+  const auto written = HashFiles({suite.string()}, true, kGraders);
   REQUIRE(written.size() == 3);
   CHECK((written[0].changed && written[1].changed && written[2].changed));
   const std::string expected = R"(# Suite comment
@@ -418,8 +440,8 @@ tasks:
 
   // The written hashes verify, and a second run changes nothing.
   const evalrun::DiskFiles files(dir.path.string());
-  CHECK(LoadEvalrunSuite(files, "").tasks.size() == 3);
-  const auto again = HashFiles({suite.string()}, true);
+  CHECK(LoadEvalrunSuite(files, "", kGraders).tasks.size() == 3);
+  const auto again = HashFiles({suite.string()}, true, kGraders);
   for (const auto& line : again) CHECK_FALSE(line.changed);
   CHECK(Slurp(suite) == expected);
 }
@@ -432,13 +454,13 @@ TEST_CASE("hash --write: task files use the nearest suite.yaml's defaults and fo
   const std::string task = "tasks:\n- id: x\n  dimension: d\n  prompt: p\n"
                            "  grader: {type: code_tests}\n  files: [files/t.py]\n";
   Spit(dir.path / "sub" / "a.yaml", task);
-  const auto lines = HashFiles({(dir.path / "sub" / "a.yaml").string()}, true);
+  const auto lines = HashFiles({(dir.path / "sub" / "a.yaml").string()}, true, kGraders);
   REQUIRE(lines.size() == 1);
   CHECK(Slurp(dir.path / "sub" / "a.yaml") ==
         "tasks:\n- id: x\n  hash: " + lines[0].hash +
             "\n  dimension: d\n  prompt: p\n  grader: {type: code_tests}\n  files: [files/t.py]\n");
   const evalrun::DiskFiles files(dir.path.string());
-  const Suite suite = LoadEvalrunSuite(files, "");
+  const Suite suite = LoadEvalrunSuite(files, "", kGraders);
   CHECK(suite.tasks[0].ShortHash() == lines[0].hash);
   CHECK(suite.tasks[0].generation == nlohmann::json{{"temperature", 0.5}});
 }
@@ -448,7 +470,7 @@ TEST_CASE("hash --write refuses to insert into a flow-style task", "[tasks]") {
   const std::string text = "suite: w\ntasks:\n  - {id: x, dimension: d, prompt: p, grader: {type: exact}}\n";
   Spit(dir.path / "suite.yaml", text);
   try {
-    HashFiles({(dir.path / "suite.yaml").string()}, true);
+    HashFiles({(dir.path / "suite.yaml").string()}, true, kGraders);
     FAIL("no error");
   } catch (const evalrun::Error& e) {
     CHECK(std::string(e.what()) ==
@@ -461,7 +483,7 @@ TEST_CASE("hash --write refuses to insert into a flow-style task", "[tasks]") {
 
 TEST_CASE("the shipped smoke suite loads with every declared hash verified", "[tasks]") {
   const evalrun::DiskFiles files(std::string(EVALRUN_TEST_FIXTURES) + "/../../tasks/smoke");
-  const Suite suite = LoadEvalrunSuite(files, "");
+  const Suite suite = LoadEvalrunSuite(files, "", evalrun::NativeGraderVersions());
   CHECK(suite.name == "smoke");
   CHECK(suite.tasks.size() >= 24);
   std::set<std::string> dimensions;
