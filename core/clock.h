@@ -3,6 +3,7 @@
 // separately, only for display.
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace evalrun {
 
@@ -16,5 +17,9 @@ inline int64_t NanosBetween(TimePoint from, TimePoint to) {
 
 inline double NanosToMs(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 inline double NanosToSeconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+// The wall clock now, UTC, ISO 8601 to the second ("2026-11-29T23:15:00Z"): for display and
+// records only, never for durations.
+std::string UtcNowIso();
 
 }  // namespace evalrun

@@ -17,4 +17,12 @@ const char* OutcomeName(RequestOutcome outcome) {
   return "unknown";
 }
 
+std::optional<RequestOutcome> ParseOutcome(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(RequestOutcome::kCancelled); ++i) {
+    const auto outcome = static_cast<RequestOutcome>(i);
+    if (name == OutcomeName(outcome)) return outcome;
+  }
+  return std::nullopt;
+}
+
 }  // namespace evalrun

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,7 @@ enum class RequestOutcome {
 };
 
 const char* OutcomeName(RequestOutcome outcome);
+std::optional<RequestOutcome> ParseOutcome(std::string_view name);  // inverse of OutcomeName
 
 struct Usage {
   int64_t prompt_tokens = -1;

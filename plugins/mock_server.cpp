@@ -333,12 +333,222 @@ int64_t ContentTokens(const nlohmann::json& content) {
   return tokens;
 }
 
+// The text a rule's `match` is looked for in: a string content, or its text parts concatenated
+// (in `joined`, which the result then views).
+std::string_view MessageText(const nlohmann::json& message, std::string* joined) {
+  auto content = message.find("content");
+  if (content == message.end()) return {};
+  if (content->is_string()) return content->get_ref<const std::string&>();
+  if (content->is_array()) {
+    for (const auto& part : *content) {
+      if (!part.is_object()) continue;
+      auto text = part.find("text");
+      if (text != part.end() && text->is_string()) *joined += text->get_ref<const std::string&>();
+    }
+  }
+  return *joined;
+}
+
+// A chosen reply cut into the mock's tokens for streaming. Token k's piece runs from the end of
+// token k-1 to the end of its own text, so it carries the whitespace before it (like the filler's
+// " word"); the last piece also carries the trailing whitespace. So the first k pieces are a
+// prefix of the text, all of them are the text byte for byte, and each piece counts as exactly
+// one token. Pieces are kept raw (non-streamed bodies) and JSON-escaped (SSE events, which
+// append them without allocating). Built once, when the server is made.
+class TokenizedText {
+ public:
+  TokenizedText() = default;
+  explicit TokenizedText(std::string_view text) {
+    size_t done = 0;
+    ForEachMockToken(text, [&](std::string_view token) {
+      size_t end = static_cast<size_t>(token.data() - text.data()) + token.size();
+      Append(text.substr(done, end - done));
+      done = end;
+    });
+    if (!raw_ends_.empty() && done < text.size()) {  // trailing whitespace joins the last piece
+      raw_ends_.pop_back();
+      json_ends_.pop_back();
+      Append(text.substr(done));
+    }
+  }
+
+  int64_t tokens() const { return static_cast<int64_t>(raw_ends_.size()); }
+  // Tokens [begin, end), 0 <= begin <= end <= tokens().
+  std::string_view Raw(int64_t begin, int64_t end) const {
+    return Slice(raw_, raw_ends_, begin, end);
+  }
+  std::string_view Escaped(int64_t begin, int64_t end) const {
+    return Slice(json_, json_ends_, begin, end);
+  }
+
+ private:
+  // Adds `bytes` to the last piece when one was just popped, else as a new piece.
+  void Append(std::string_view bytes) {
+    raw_ += bytes;
+    std::string quoted = Dump(Json(std::string(bytes)));
+    json_.append(quoted, 1, quoted.size() - 2);
+    raw_ends_.push_back(raw_.size());
+    json_ends_.push_back(json_.size());
+  }
+
+  static std::string_view Slice(const std::string& text, const std::vector<size_t>& ends,
+                                int64_t begin, int64_t end) {
+    if (begin >= end) return {};
+    size_t from = begin == 0 ? 0 : ends[static_cast<size_t>(begin - 1)];
+    return std::string_view(text).substr(from, ends[static_cast<size_t>(end - 1)] - from);
+  }
+
+  std::string raw_;
+  std::string json_;
+  std::vector<size_t> raw_ends_;
+  std::vector<size_t> json_ends_;
+};
+
+// A rule of MockConfig::answers, ready to stream.
+struct PreparedAnswer {
+  TokenizedText reasoning;
+  TokenizedText content;
+  const char* finish_reason = "stop";  // when max_tokens does not cut it; points into the config
+};
+
 }  // namespace
 
 int64_t MockTokenCount(std::string_view text) {
   int64_t count = 0;
   ForEachMockToken(text, [&](std::string_view) { ++count; });
   return count;
+}
+
+namespace {
+
+// ", did you mean 'x'?" when a candidate is close, else the list of valid ones.
+std::string Suggest(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string best = ClosestMatch(word, candidates);
+  if (!best.empty()) return ", did you mean '" + best + "'?";
+  std::string list;
+  for (const auto& candidate : candidates) list += (list.empty() ? "" : ", ") + candidate;
+  return " (expected one of: " + list + ")";
+}
+
+void CheckKeys(const nlohmann::json& object, const std::vector<std::string>& known,
+               const std::string& where) {
+  for (const auto& item : object.items()) {
+    if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
+      throw Error(where + "unknown key '" + item.key() + "'" + Suggest(item.key(), known));
+    }
+  }
+}
+
+// The string at `key` of a rule ("" when absent and not required). Text that is only whitespace
+// is refused: it has no tokens, so the mock could not send it.
+std::string RuleString(const nlohmann::json& rule, const char* key, bool required,
+                       const std::string& where) {
+  auto it = rule.find(key);
+  if (it == rule.end() && !required) return {};
+  if (it == rule.end() || !it->is_string()) {
+    throw Error(where + "'" + key + "' must be a string");
+  }
+  std::string text = it->get<std::string>();
+  if (!text.empty() && MockTokenCount(text) == 0) {
+    throw Error(where + "'" + key +
+                "' is only whitespace, which has no tokens to send (\"\" is an empty reply)");
+  }
+  return text;
+}
+
+}  // namespace
+
+std::vector<MockAnswer> ParseMockAnswers(std::string_view json_text, const std::string& name) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann says "[json.exception.parse_error.101] parse error at line 3, column 5: why";
+    // keep the position and the why, in the file:line:col form of our other errors.
+    std::string what = e.what();
+    size_t at = what.find(" at line ");
+    size_t why = what.find(": ", at == std::string::npos ? 0 : at);
+    std::string position;
+    if (at != std::string::npos && why != std::string::npos) {
+      int line = 0;
+      int column = 0;
+      if (std::sscanf(what.c_str() + at, " at line %d, column %d", &line, &column) == 2) {
+        position = ":" + std::to_string(line) + ":" + std::to_string(column);
+      }
+    }
+    throw Error(name + position + ": not valid JSON: " +
+                (why == std::string::npos ? what : what.substr(why + 2)));
+  }
+  if (!doc.is_object()) {
+    throw Error(name + ": expected a JSON object {\"answers\": [{\"match\": ..., \"content\": "
+                       "...}, ...]}");
+  }
+  CheckKeys(doc, {"answers", "comment"}, name + ": ");
+  if (auto comment = doc.find("comment"); comment != doc.end() && !comment->is_string()) {
+    throw Error(name + ": 'comment' must be a string");
+  }
+  auto list = doc.find("answers");
+  if (list == doc.end() || !list->is_array()) {
+    throw Error(name + ": 'answers' must be a list of {\"match\": ..., \"content\": ...} rules");
+  }
+  std::vector<MockAnswer> answers;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const nlohmann::json& rule = (*list)[i];
+    const std::string where = name + ": answers[" + std::to_string(i) + "]: ";
+    if (!rule.is_object()) {
+      throw Error(where + "expected an object {\"match\": ..., \"content\": ...}");
+    }
+    CheckKeys(rule, {"match", "content", "reasoning", "finish_reason", "comment"}, where);
+    if (auto comment = rule.find("comment"); comment != rule.end() && !comment->is_string()) {
+      throw Error(where + "'comment' must be a string");
+    }
+    MockAnswer answer;
+    auto match = rule.find("match");
+    if (match == rule.end() || !match->is_string() || match->get<std::string>().empty()) {
+      throw Error(where + "'match' must be a non-empty string");
+    }
+    answer.match = match->get<std::string>();
+    answer.content = RuleString(rule, "content", true, where);
+    answer.reasoning = RuleString(rule, "reasoning", false, where);
+    if (auto finish = rule.find("finish_reason"); finish != rule.end()) {
+      const std::vector<std::string> reasons = {"stop", "length"};
+      if (!finish->is_string()) throw Error(where + "'finish_reason' must be a string");
+      answer.finish_reason = finish->get<std::string>();
+      if (std::find(reasons.begin(), reasons.end(), answer.finish_reason) == reasons.end()) {
+        throw Error(where + "finish_reason '" + answer.finish_reason + "' is not known" +
+                    Suggest(answer.finish_reason, reasons));
+      }
+    }
+    for (size_t k = 0; k < answers.size(); ++k) {
+      if (answer.match.find(answers[k].match) != std::string::npos) {
+        throw Error(where + "never chosen: the 'match' of answers[" + std::to_string(k) +
+                    "], which comes first, is part of this one's");
+      }
+    }
+    answers.push_back(std::move(answer));
+  }
+  return answers;
+}
+
+std::vector<MockAnswer> LoadMockAnswers(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) throw Error(path + ": cannot read it: " + std::strerror(errno));
+  std::unique_ptr<std::FILE, decltype(&std::fclose)> owner(file, &std::fclose);
+  std::string text;
+  char buf[64 * 1024];
+  size_t got = 0;
+  while ((got = std::fread(buf, 1, sizeof buf, file)) > 0) text.append(buf, got);
+  if (std::ferror(file)) throw Error(path + ": cannot read it: " + std::strerror(errno));
+  return ParseMockAnswers(text, path);
+}
+
+int64_t FindMockAnswer(const std::vector<MockAnswer>& answers, std::string_view last_user_text) {
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (last_user_text.find(answers[i].match) != std::string_view::npos) {
+      return static_cast<int64_t>(i);
+    }
+  }
+  return -1;
 }
 
 struct MockServer::Impl {
@@ -369,6 +579,7 @@ struct MockServer::Impl {
     bool stall_done = false;     // unpaced: the stall was taken
     int64_t malformed_item = -1;
     const char* finish_reason = "stop";
+    const PreparedAnswer* answer = nullptr;  // the chosen rule; null: generated filler
     std::string id;
     std::string model;
     int64_t created = 0;
@@ -415,6 +626,13 @@ struct MockServer::Impl {
                   std::strerror(errno));
     }
     for (int watched : {timer_fd.get(), wake_fd.get()}) Watch(watched);
+    prepared.reserve(config.answers.size());
+    for (const MockAnswer& rule : config.answers) {
+      PreparedAnswer& answer = prepared.emplace_back();
+      answer.reasoning = TokenizedText(rule.reasoning);
+      answer.content = TokenizedText(rule.content);
+      if (!rule.finish_reason.empty()) answer.finish_reason = rule.finish_reason.c_str();
+    }
   }
 
   void Watch(int fd) {
@@ -424,7 +642,8 @@ struct MockServer::Impl {
     ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, fd, &ev);
   }
 
-  MockConfig config;
+  MockConfig config;              // never changes after construction
+  std::vector<PreparedAnswer> prepared;  // config.answers, tokenized; same order
   std::atomic<int> port{0};
   std::atomic<int64_t> chat_requests{0};
   std::atomic<bool> stop{false};
@@ -872,16 +1091,26 @@ struct MockServer::Impl {
     bool ignore_eos = false;
     bool include_usage = false;
     std::string model = config.model;
+    const PreparedAnswer* answer = nullptr;
     try {
       auto messages = doc.find("messages");
       if (messages == doc.end() || !messages->is_array()) {
         return ReplyError(c, 400, "\"messages\" must be an array", "invalid_request_error");
       }
+      const nlohmann::json* last_user = nullptr;
       for (const auto& message : *messages) {
         prompt_tokens += kMockTokensPerMessage;
         if (message.is_object() && message.contains("content")) {
           prompt_tokens += ContentTokens(message["content"]);
         }
+        if (auto role = message.find("role"); role != message.end() && *role == "user") {
+          last_user = &message;
+        }
+      }
+      if (!prepared.empty() && last_user != nullptr) {
+        std::string joined;
+        int64_t rule = FindMockAnswer(config.answers, MessageText(*last_user, &joined));
+        if (rule >= 0) answer = &prepared[static_cast<size_t>(rule)];
       }
       for (const char* key : {"max_tokens", "max_completion_tokens"}) {
         auto it = doc.find(key);
@@ -916,11 +1145,21 @@ struct MockServer::Impl {
     if (config.max_context > 0) prompt_tokens = std::min(prompt_tokens, config.max_context);
 
     Job& j = c.job;
-    int64_t natural = std::max(0, config.reasoning_tokens) + std::max(0, config.answer_tokens);
-    bool use_ignore_eos = ignore_eos && config.honor_ignore_eos;
-    j.n = use_ignore_eos ? max_tokens : std::min(max_tokens, natural);
-    j.finish_reason = use_ignore_eos || max_tokens < natural ? "length" : "stop";
-    j.reasoning = std::min<int64_t>(std::max(0, config.reasoning_tokens), j.n);
+    j.answer = answer;
+    if (answer != nullptr) {
+      // A chosen reply has its own length: ignore_eos cannot lengthen it, max_tokens cuts it.
+      int64_t reasoning = answer->reasoning.tokens();
+      int64_t natural = reasoning + answer->content.tokens();
+      j.n = std::min(max_tokens, natural);
+      j.finish_reason = max_tokens < natural ? "length" : answer->finish_reason;
+      j.reasoning = std::min(reasoning, j.n);
+    } else {
+      int64_t natural = std::max(0, config.reasoning_tokens) + std::max(0, config.answer_tokens);
+      bool use_ignore_eos = ignore_eos && config.honor_ignore_eos;
+      j.n = use_ignore_eos ? max_tokens : std::min(max_tokens, natural);
+      j.finish_reason = use_ignore_eos || max_tokens < natural ? "length" : "stop";
+      j.reasoning = std::min<int64_t>(std::max(0, config.reasoning_tokens), j.n);
+    }
     j.per_event = std::max(1, config.tokens_per_event);
     j.events = j.n == 0 ? 0 : 1 + (j.n - 1 + j.per_event - 1) / j.per_event;
     j.next = 0;
@@ -1062,13 +1301,13 @@ struct MockServer::Impl {
       scratch.assign(j.prefix);
       if (begin < j.reasoning) {
         scratch += "\"reasoning_content\":\"";
-        for (int64_t t = begin; t < std::min(end, j.reasoning); ++t) scratch += TokenWord(t);
+        AppendTokens(j, begin, std::min(end, j.reasoning));
         scratch += '"';
       }
       if (end > j.reasoning) {
         if (begin < j.reasoning) scratch += ',';
         scratch += "\"content\":\"";
-        for (int64_t t = std::max(begin, j.reasoning); t < end; ++t) scratch += TokenWord(t);
+        AppendTokens(j, std::max(begin, j.reasoning), end);
         scratch += '"';
       }
       scratch += "},\"finish_reason\":null}]}\n\n";
@@ -1097,13 +1336,31 @@ struct MockServer::Impl {
     if (!j.keep_alive) c.close_after_flush = true;
   }
 
+  // Appends to `scratch` the JSON-escaped text of tokens [begin, end), which lie all in the
+  // reasoning (the first j.reasoning tokens) or all in the content. No allocation once `scratch`
+  // has grown to its working size.
+  void AppendTokens(const Job& j, int64_t begin, int64_t end) {
+    if (j.answer == nullptr) {
+      for (int64_t t = begin; t < end; ++t) scratch += TokenWord(t);
+    } else if (begin < j.reasoning) {
+      scratch += j.answer->reasoning.Escaped(begin, end);
+    } else {
+      scratch += j.answer->content.Escaped(begin - j.reasoning, end - j.reasoning);
+    }
+  }
+
   void FinishNonStreamed(Conn& c, int64_t now) {
     Job& j = c.job;
     j.active = false;
     if (j.drop_item >= 0) return Close(c);  // nothing sent: the connection just goes away
     std::string content;
     std::string reasoning;
-    for (int64_t t = 0; t < j.n; ++t) (t < j.reasoning ? reasoning : content) += TokenWord(t);
+    if (j.answer != nullptr) {
+      reasoning = j.answer->reasoning.Raw(0, j.reasoning);
+      content = j.answer->content.Raw(0, j.n - j.reasoning);
+    } else {
+      for (int64_t t = 0; t < j.n; ++t) (t < j.reasoning ? reasoning : content) += TokenWord(t);
+    }
     Json message = {{"role", "assistant"}, {"content", content}};
     if (j.reasoning > 0) message["reasoning_content"] = reasoning;
     j.first_sent_ns = j.last_sent_ns = now;

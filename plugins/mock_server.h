@@ -13,6 +13,10 @@
 //   token comes from prefill and later steps accept several draft tokens.
 // The first `reasoning_tokens` tokens arrive as delta.reasoning_content, the rest as content.
 //
+// Chosen answers: when MockConfig::answers is not empty, the first rule whose `match` occurs in
+// the last user message decides the reply: its reasoning then its content, cut into tokens by
+// the MockTokenCount rule and paced like generated tokens (no rule matched: generated filler).
+//
 // Routes: POST /v1/chat/completions (stream true/false), GET /v1/models, GET /health,
 // POST /tokenize ({"content": text} -> {"tokens": [ids...]}, llama.cpp's shape).
 #include <atomic>
@@ -39,6 +43,17 @@ enum class MockFault {
   kMalformed,   // event number `fault_after_events` carries JSON cut in half; the stream goes on
 };
 
+// One rule of the answer table (`evalrun mock-server --answers FILE`).
+struct MockAnswer {
+  std::string match;          // chosen when this is a substring of the last user message's text
+                              // (a string content, or its text parts joined); non-empty
+  std::string content;        // the reply, sent byte for byte; "" is an empty reply
+  std::string reasoning;      // sent first, as reasoning_content; "" none
+  std::string finish_reason;  // reported when the whole rule was sent ("" means "stop");
+                              // "length" imitates a reply cut by max_tokens. A max_tokens below
+                              // the rule's tokens cuts it, with "length", whatever this says.
+};
+
 struct MockConfig {
   std::string host = "127.0.0.1";
   int port = 0;                      // 0: pick a free port (see MockServer::port())
@@ -59,7 +74,24 @@ struct MockConfig {
   double stall_s = 5;                // for kStall
   int64_t max_context = 0;           // > 0: silently cut prompts longer than this (llama.cpp
                                      // b4748 behaviour), reporting the cut prompt_tokens
+  // The answer table, first match wins. A matched rule replaces reasoning_tokens and
+  // answer_tokens for that request, and ignore_eos does not lengthen it. Text that is not valid
+  // UTF-8 goes out with U+FFFD in place of the bad bytes; text that is only whitespace has no
+  // tokens and goes out as nothing.
+  std::vector<MockAnswer> answers;
 };
+
+// Reads an answer table: {"comment": "...", "answers": [{"match": ..., "content": ...,
+// "reasoning": ..., "finish_reason": "stop"|"length", "comment": ...}]} (only "answers" and each
+// rule's "match" and "content" required; comments are for readers and ignored). `name` (the
+// file's path) starts every error message, e.g. "answers.json: answers[3]: 'match' must be a
+// non-empty string"; unknown keys are errors with "did you mean", and so is a rule that an
+// earlier rule always shadows (its match contains the earlier one's). Throws evalrun::Error.
+std::vector<MockAnswer> ParseMockAnswers(std::string_view json_text, const std::string& name);
+// ParseMockAnswers of the file at `path`; throws Error("<path>: cannot read it: <why>").
+std::vector<MockAnswer> LoadMockAnswers(const std::string& path);
+// The index of the first rule whose match occurs in `last_user_text`, or -1 when none does.
+int64_t FindMockAnswer(const std::vector<MockAnswer>& answers, std::string_view last_user_text);
 
 // The mock's tokenizer, shared by /tokenize and usage.prompt_tokens: each run of ASCII letters
 // or digits is one token, each other non-space ASCII character is one token, each non-ASCII code

@@ -251,6 +251,15 @@ std::optional<ServerKind> ParseServerKind(std::string_view name) {
   return std::nullopt;
 }
 
+nlohmann::json ServerInfoToJson(const ServerInfo& s) {
+  return {{"kind", ServerKindName(s.kind)}, {"base_url", s.base_url},   {"model", s.model},
+          {"build", s.build},               {"context", s.context},     {"slots", s.slots},
+          {"speculative", s.speculative},   {"has_tokenize", s.has_tokenize},
+          {"understands_ignore_eos", s.understands_ignore_eos},
+          {"understands_cache_prompt", s.understands_cache_prompt},
+          {"report", s.report}};
+}
+
 ServerInfo DetectServer(const std::string& base_url, const Fetcher& fetch,
                         std::optional<ServerKind> forced) {
   ServerInfo info;

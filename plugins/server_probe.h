@@ -48,6 +48,10 @@ struct ServerInfo {
 // When /v1/models gets no HTTP response at all (status 0) nothing more is asked (kGeneric, or
 // the forced kind). Capabilities follow the kind: llama.cpp and the mock have /tokenize,
 // ignore_eos and cache_prompt; vLLM /tokenize and ignore_eos; SGLang ignore_eos; generic none.
+// The ServerInfo as JSON, for results: kind, base_url, model, build, context, slots, speculative,
+// has_tokenize, understands_ignore_eos, understands_cache_prompt, report.
+nlohmann::json ServerInfoToJson(const ServerInfo& server);
+
 ServerInfo DetectServer(const std::string& base_url, const Fetcher& fetch,
                         std::optional<ServerKind> forced = std::nullopt);
 

@@ -13,8 +13,12 @@
 #include "core/error.h"
 #include "core/version.h"
 #include "plugins/mock_server.h"
+#include "results/report_json.h"
+#include "results/run_report.h"
 #include "results/speed_report.h"
+#include "results/store.h"
 #include "runner/speed_protocol.h"
+#include "runner/suite_run.h"
 #include "runner/grade_commands.h"
 #include "runner/task_commands.h"
 
@@ -118,6 +122,7 @@ struct SpeedOptions {
   std::string out;
   std::string server;
   std::vector<std::string> labels;
+  std::string db;
   bool no_env = false;
   bool quiet = false;
 };
@@ -150,8 +155,28 @@ void AddSpeed(CLI::App& app, SpeedOptions& o) {
                 "skip detection: llama.cpp | vllm | sglang | generic | evalrun-mock");
   s->add_option("--idle-timeout", o.config.idle_timeout_s,
                 "seconds of silence inside a response before it is an error (default 60)");
+  s->add_option("--db", o.db, "also store the result as a run in this results database");
   s->add_flag("--no-env", o.no_env, "do not probe the client host (CPU, GPUs)");
   s->add_flag("-q,--quiet", o.quiet, "no progress lines on stderr");
+}
+
+// Stores a speed result as a run of kind "speed" (evalrun speed --db).
+std::string StoreSpeedRun(const std::string& db, const SpeedResult& result, bool interrupted) {
+  ResultStore store(db);
+  RunInfo info;
+  info.id = ResultStore::NewRunId();
+  info.kind = "speed";
+  info.status = interrupted ? kRunInterrupted : kRunFinished;
+  info.evalrun_version = result.evalrun_version;
+  info.endpoint = result.endpoint;
+  info.model = result.settings.value("model", "");
+  info.server = result.server;
+  info.settings = result.settings;
+  info.labels = result.labels;
+  info.environment = result.environment;
+  store.CreateRun(info, {});
+  store.SaveSpeed(info.id, SpeedResultToJson(result));
+  return info.id;
 }
 
 int RunSpeedCommand(const CLI::App& sub, SpeedOptions& o) {
@@ -187,6 +212,7 @@ int RunSpeedCommand(const CLI::App& sub, SpeedOptions& o) {
   c.capture_environment = !o.no_env;
   ApplyPreset(c);  // usage errors (bad preset, -n 1) before anything is sent
   CheckWritable(o.out);
+  if (!o.db.empty()) ResultStore{o.db};  // a bad database is found before measuring
 
   InstallInterruptHandler();
   auto log = [&o](const std::string& line) {
@@ -195,6 +221,10 @@ int RunSpeedCommand(const CLI::App& sub, SpeedOptions& o) {
   const SpeedResult result = RunSpeed(c, log, &g_stop);
   WriteOutput(o.out, RenderSpeed(result, *format));
   if (!o.out.empty() && !o.quiet) std::cerr << "evalrun: wrote " << o.out << std::endl;
+  if (!o.db.empty()) {
+    const std::string id = StoreSpeedRun(o.db, result, g_stop.load());
+    if (!o.quiet) std::cerr << "evalrun: stored as run " << id << " in " << o.db << std::endl;
+  }
   if (g_stop.load()) {
     std::cerr << "evalrun: interrupted; the result holds what was measured" << std::endl;
     return static_cast<int>(ExitCode::kInterrupted);
@@ -207,12 +237,170 @@ int RunSpeedCommand(const CLI::App& sub, SpeedOptions& o) {
   return 0;
 }
 
+struct SuiteOptions {
+  SuiteRunConfig config;
+  std::string thinking;
+  std::string server;
+  std::vector<std::string> labels;
+  std::vector<std::string> filters;
+  std::string resume;
+  double wait_minutes = 30;
+  int64_t quick = -1;
+  bool resume_given = false;
+};
+
+void AddSuite(CLI::App& app, SuiteOptions& o) {
+  CLI::App* s = app.add_subcommand(
+      "suite", "run a task suite against an endpoint: grades, speed per request, one report");
+  s->allow_extras();
+  s->add_option("SUITE", o.config.suite_spec, "NAME@REV, PATH@REV or PATH")->required();
+  s->add_option("--endpoint", o.config.endpoint,
+                "server base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is fine)")
+      ->required();
+  s->add_option("--model", o.config.model, "model name to send (default: the server's first)");
+  s->add_option("--concurrency", o.config.concurrency,
+                "tasks in flight at once (default 1: clean per-request speed)");
+  s->add_option("--max-tokens", o.config.max_tokens, "max_tokens for tasks that set none");
+  s->add_option("--thinking", o.thinking,
+                "on | off | auto: override the tasks' own setting (default: each task's)");
+  s->add_option("--filter", o.filters,
+                "select tasks: dimension=X,id=GLOB,difficulty=X,tag=X (repeatable)");
+  s->add_option("--limit", o.config.limit, "run only the first N selected tasks");
+  s->add_option("--quick", o.quick,
+                "a seeded, stratified sample of N tasks per dimension (default N 5)")
+      ->expected(0, 1)
+      ->default_str("5");
+  s->add_option("--seed", o.config.seed, "seed of the --quick sample (default 0)");
+  s->add_option("--db", o.config.db, "results database (default ./evalrun.db)");
+  s->add_option("--resume", o.resume,
+                "continue an interrupted run (default: the latest unfinished one)")
+      ->expected(0, 1);
+  s->add_flag("--no-speed", o.config.no_speed, "skip the speed protocol after the tasks");
+  s->add_option("--wait-endpoint", o.wait_minutes,
+                "minutes to wait for an endpoint that went away (default 30)");
+  s->add_option("--suite-repo", o.config.resolve.suite_repo,
+                "use this local clone or mirror for a registered suite name");
+  s->add_option("--label", o.labels, "KEY=VALUE recorded with the run (repeatable)");
+  s->add_option("--out", o.config.out_dir,
+                "folder for report.md, report.html, card.svg (default evalrun-reports/RUN_ID)");
+  s->add_option("--server", o.server,
+                "skip detection: llama.cpp | vllm | sglang | generic | evalrun-mock");
+  s->add_option("--idle-timeout", o.config.idle_timeout_s,
+                "seconds of silence inside a response before it is an error (default 120)");
+  s->add_flag("--unsafe-no-sandbox", o.config.unsafe_no_sandbox,
+              "run model code without bubblewrap isolation (recorded with the run)");
+  s->add_flag("--no-env", [&o](int64_t) { o.config.capture_environment = false; },
+              "do not probe the client host (CPU, GPUs)");
+  s->add_flag("-q,--quiet", o.config.quiet, "no progress on stderr");
+}
+
+int RunSuiteCommand(const CLI::App& sub, SuiteOptions& o) {
+  RejectExtras(sub);
+  SuiteRunConfig& c = o.config;
+  c.endpoint = NormalizeEndpoint(c.endpoint);
+  if (c.endpoint.rfind("http://", 0) != 0 && c.endpoint.rfind("https://", 0) != 0) {
+    throw Error("--endpoint '" + c.endpoint + "': expected a URL such as http://127.0.0.1:8080");
+  }
+  if (!o.thinking.empty()) {
+    const auto thinking = ParseThinking(o.thinking);
+    if (!thinking) throw Error("--thinking '" + o.thinking + "': expected on, off or auto");
+    c.thinking = *thinking;
+  }
+  if (!o.server.empty()) {
+    c.server_kind = ParseServerKind(o.server);
+    if (!c.server_kind) {
+      throw Error("--server '" + o.server +
+                  "': expected llama.cpp, vllm, sglang, generic or evalrun-mock");
+    }
+  }
+  if (sub.count("--quick") > 0) c.quick = o.quick < 0 ? 5 : o.quick;
+  if (sub.count("--resume") > 0) c.resume = o.resume;
+  if (o.wait_minutes < 0) throw Error("--wait-endpoint must not be negative");
+  c.wait_endpoint_s = o.wait_minutes * 60;
+  c.filters = o.filters;
+  c.labels = ParseLabels(o.labels);
+  InstallInterruptHandler();
+  return RunSuite(c, &g_stop, std::cerr);
+}
+
+struct RunsOptions {
+  std::string db = "evalrun.db";
+  std::string report_run;
+  std::string report_format = "md";
+  std::string report_out;
+  std::string report_card;
+};
+
+void AddRunCommands(CLI::App& app, RunsOptions& o) {
+  CLI::App* runs = app.add_subcommand("runs", "list the runs in a results database");
+  runs->allow_extras();
+  runs->add_option("--db", o.db, "results database (default ./evalrun.db)");
+  CLI::App* report = app.add_subcommand("report", "render the report of a stored run");
+  report->allow_extras();
+  report->add_option("RUN_ID", o.report_run, "a run id (evalrun runs lists them)")->required();
+  report->add_option("--db", o.db, "results database (default ./evalrun.db)");
+  report->add_option("-o,--format", o.report_format, "md (default) | html | json");
+  report->add_option("--out", o.report_out, "write to FILE instead of stdout");
+  report->add_option("--card", o.report_card, "also write the card picture to FILE.svg");
+}
+
+void RequireDatabase(const std::string& db) {
+  if (!std::ifstream(db)) throw Error(db + ": no results database here (--db names another)");
+}
+
+int RunRunsCommand(const RunsOptions& o) {
+  RequireDatabase(o.db);
+  const ResultStore store(o.db);
+  const std::vector<RunInfo> runs = store.ListRuns();
+  if (runs.empty()) {
+    std::cout << "no runs in " << o.db << "\n";
+    return 0;
+  }
+  std::printf("%-24s %-6s %-11s %-20s %9s  %s\n", "RUN", "KIND", "STATUS", "STARTED", "TASKS",
+              "SUITE / MODEL");
+  for (const RunInfo& run : runs) {
+    const std::string tasks = run.kind == "suite" ? std::to_string(store.FinishedCount(run.id)) +
+                                                        "/" + std::to_string(run.planned_tasks)
+                                                  : "-";
+    std::string what = run.kind == "suite" ? run.suite_spec : std::string("speed");
+    if (!run.model.empty()) what += " / " + run.model;
+    std::printf("%-24s %-6s %-11s %-20s %9s  %s\n", run.id.c_str(), run.kind.c_str(),
+                run.status.c_str(), run.created_at.c_str(), tasks.c_str(), what.c_str());
+  }
+  return 0;
+}
+
+int RunReportCommand(const RunsOptions& o) {
+  if (o.report_format != "md" && o.report_format != "html" && o.report_format != "json") {
+    const std::string hint = ClosestMatch(o.report_format, {"md", "html", "json"});
+    throw Error("-o '" + o.report_format + "': expected md, html or json" +
+                (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
+  }
+  RequireDatabase(o.db);
+  const ResultStore store(o.db);
+  const RunData run = store.LoadRun(o.report_run);
+  std::string text;
+  if (o.report_format == "md") text = RenderRunMarkdown(run);
+  if (o.report_format == "html") text = RenderRunHtml(run);
+  if (o.report_format == "json") text = DumpJson(RunScoresToJson(ScoreRun(run))) + "\n";
+  CheckWritable(o.report_out);
+  WriteOutput(o.report_out, text);
+  if (!o.report_card.empty()) {
+    CheckWritable(o.report_card);
+    std::ofstream card(o.report_card, std::ios::trunc);
+    card << RenderCardSvg(run);
+    if (!card) throw Error("--card " + o.report_card + ": writing failed");
+  }
+  return 0;
+}
+
 struct MockOptions {
   MockConfig config;
   std::string usage = "separate";
   std::string fault = "none";
   bool ignore_ignore_eos = false;
   bool no_timings = false;
+  std::string answers;  // --answers FILE
 };
 
 void AddMock(CLI::App& app, MockOptions& o) {
@@ -246,6 +434,10 @@ void AddMock(CLI::App& app, MockOptions& o) {
   m->add_option("--stall-s", c.stall_s, "seconds a stall lasts (default 5)");
   m->add_option("--max-context", c.max_context,
                 "silently cut prompts longer than this many tokens (default 0: never)");
+  m->add_option("--answers", o.answers,
+                "JSON answer table {\"answers\": [{match, content, reasoning, finish_reason}]}: "
+                "the first rule whose match is in the last user message decides the reply")
+      ->type_name("FILE");
 }
 
 int RunMockCommand(const CLI::App& sub, MockOptions& o) {
@@ -267,6 +459,7 @@ int RunMockCommand(const CLI::App& sub, MockOptions& o) {
   }
   c.honor_ignore_eos = !o.ignore_ignore_eos;
   c.timings = !o.no_timings;
+  if (!o.answers.empty()) c.answers = LoadMockAnswers(o.answers);  // errors name the file
 
   InstallInterruptHandler();
   MockServer server(c);
@@ -302,6 +495,10 @@ int RunCli(int argc, const char* const* argv) {
   AddTaskCommands(app, tasks);
   GradeCommandOptions grading;
   AddGradeCommands(app, grading);
+  SuiteOptions suite;
+  AddSuite(app, suite);
+  RunsOptions runs;
+  AddRunCommands(app, runs);
 
   try {
     if (argc > 1 && argv[1][0] != '-') {
@@ -328,12 +525,15 @@ int RunCli(int argc, const char* const* argv) {
     for (CLI::App* sub : app.get_subcommands()) {
       if (sub->get_name() == "speed") return RunSpeedCommand(*sub, speed);
       if (sub->get_name() == "mock-server") return RunMockCommand(*sub, mock);
+      if (sub->get_name() == "suite") return RunSuiteCommand(*sub, suite);
       RejectExtras(*sub);
       if (sub->get_name() == "hash") return RunHashCommand(tasks);
       if (sub->get_name() == "validate") return RunValidateCommand(tasks);
       if (sub->get_name() == "suites") return RunSuitesCommand();
       if (sub->get_name() == "grade") return RunGradeCommand(grading);
       if (sub->get_name() == "graders") return RunGradersCommand();
+      if (sub->get_name() == "runs") return RunRunsCommand(runs);
+      if (sub->get_name() == "report") return RunReportCommand(runs);
     }
     throw Error("a command is required (evalrun --help lists them)");
   } catch (const Error& e) {

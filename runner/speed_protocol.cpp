@@ -80,15 +80,6 @@ const char* PromptsName(PromptsMode m) {
   return "both";
 }
 
-std::string UtcNow() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
 std::string RandomNonce() {
   std::random_device device;
   char text[16];
@@ -96,14 +87,6 @@ std::string RandomNonce() {
   return text;
 }
 
-nlohmann::json ServerToJson(const ServerInfo& s) {
-  return {{"kind", ServerKindName(s.kind)}, {"base_url", s.base_url},   {"model", s.model},
-          {"build", s.build},               {"context", s.context},     {"slots", s.slots},
-          {"speculative", s.speculative},   {"has_tokenize", s.has_tokenize},
-          {"understands_ignore_eos", s.understands_ignore_eos},
-          {"understands_cache_prompt", s.understands_cache_prompt},
-          {"report", s.report}};
-}
 
 // One request of a test: what to send and what evalrun meant by it.
 struct PlannedRequest {
@@ -302,7 +285,7 @@ SpeedResult RunSpeed(const SpeedConfig& config_in, const std::function<void(cons
   const TimePoint t_start = Clock::now();
   SpeedResult result;
   result.evalrun_version = kVersion;
-  result.started_at = UtcNow();
+  result.started_at = UtcNowIso();
   result.endpoint = config.endpoint;
   result.preset = config.preset;
   result.labels = config.labels;
@@ -497,7 +480,7 @@ SpeedResult RunSpeed(const SpeedConfig& config_in, const std::function<void(cons
     }
   }
 
-  result.server = ServerToJson(runner.server());
+  result.server = ServerInfoToJson(runner.server());
   result.calibration = prompts.calibration();
   result.duration_s = NanosToSeconds(NanosBetween(t_start, Clock::now()));
   return result;

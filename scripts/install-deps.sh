@@ -7,6 +7,7 @@ packages=(
   build-essential cmake pkg-config git ca-certificates curl python3
   libcurl4-openssl-dev libyaml-cpp-dev nlohmann-json3-dev libgit2-dev libsqlite3-dev
   catch2 libcli11-dev libfmt-dev libssl-dev libpcre2-dev bubblewrap
+  chromium
 )
 
 missing=()

@@ -1011,5 +1011,262 @@ TEST_CASE("mock_server: figures: unpaced events per second on one connection", "
               static_cast<double>(r.chunk_count) / seconds);
 }
 
+// --- The answer table ------------------------------------------------------------------------
+
+json UserChat(bool stream, const std::string& text, int max_tokens = 100) {
+  json body = ChatBody(stream, max_tokens);
+  body["messages"] = json::array({{{"role", "user"}, {"content", text}}});
+  return body;
+}
+
+MockConfig AnswerConfig(std::vector<MockAnswer> answers) {
+  MockConfig config = FastConfig();
+  config.usage = MockUsageStyle::kLastChunk;
+  config.answers = std::move(answers);
+  return config;
+}
+
+TEST_CASE("mock_server: the answer table picks the first rule in the last user message",
+          "[mock_server][answers]") {
+  MockServer server(AnswerConfig({{"colour", "red", "", ""},
+                                  {"17 × 23", "ANSWER: 391", "", ""},
+                                  {"17", "seventeen", "", ""}}));
+  server.Start();
+  TestClient client(server.port());
+  auto reply = [&](const json& body) { return Decode(client.Exchange(Chat(body))).content; };
+
+  CHECK(reply(UserChat(true, "Name a primary colour.")) == "red");
+  SECTION("the first of several matching rules wins") {
+    CHECK(reply(UserChat(true, "Compute 17 × 23.")) == "ANSWER: 391");
+    CHECK(reply(UserChat(true, "Is 17 prime?")) == "seventeen");
+  }
+  SECTION("only the last user message counts, not the system prompt or earlier turns") {
+    json body = ChatBody(true);
+    body["messages"] = json::array({{{"role", "system"}, {"content", "Mind the colour."}},
+                                    {{"role", "user"}, {"content", "Pick a colour."}},
+                                    {{"role", "assistant"}, {"content", "Is 17 fine?"}},
+                                    {{"role", "user"}, {"content", "Now a number: 17."}}});
+    CHECK(reply(body) == "seventeen");
+    body["messages"][3]["content"] = "Now anything.";
+    CHECK(MockTokenCount(reply(body)) == 10);  // no rule: the filler
+  }
+  SECTION("content parts: their text is joined") {
+    json body = ChatBody(true);
+    body["messages"] = json::array(
+        {{{"role", "user"},
+          {"content", json::array({{{"type", "text"}, {"text", "Compute 17 "}},
+                                   {{"type", "image_url"}, {"image_url", {{"url", "x"}}}},
+                                   {{"type", "text"}, {"text", "× 23 now."}}})}}});
+    CHECK(reply(body) == "ANSWER: 391");
+  }
+  SECTION("stream false gets the same text in one body") {
+    HttpResponse r = client.Exchange(Chat(UserChat(false, "Compute 17 × 23.")));
+    CHECK(r.status == 200);
+    json doc = json::parse(r.body);
+    CHECK(doc["choices"][0]["message"]["content"] == "ANSWER: 391");
+    CHECK_FALSE(doc["choices"][0]["message"].contains("reasoning_content"));
+    CHECK(doc["choices"][0]["finish_reason"] == "stop");
+    CHECK(doc["usage"]["completion_tokens"] == 3);
+  }
+}
+
+TEST_CASE("mock_server: a chosen answer streams its exact bytes, one token per event",
+          "[mock_server][answers]") {
+  const std::string content =
+      "  Hello, \"world\"!\n\t\xE4\xBD\xA0\xE5\xA5\xBD \xF0\x9F\x91\x8D x\\y\x01z\r\n\n-- end \n";
+  const int per_event = GENERATE(1, 3);
+  const bool paced = GENERATE(false, true);
+  CAPTURE(per_event, paced);
+  MockConfig config = AnswerConfig({{"say it", content, "", ""}});
+  config.tokens_per_event = per_event;
+  if (paced) config.decode_tps = 2000;
+  MockServer server(config);
+  server.Start();
+  TestClient client(server.port());
+  HttpResponse r = client.Exchange(Chat(UserChat(true, "Please say it.")));
+  REQUIRE(r.complete);
+  Stream s = Decode(r);
+  CHECK_FALSE(s.parse_errors);
+  CHECK(s.content == content);  // the deltas concatenated, byte for byte
+  CHECK(s.reasoning.empty());
+  const int64_t tokens = MockTokenCount(content);
+  CHECK(tokens == 17);
+  CHECK(s.usage["completion_tokens"] == tokens);
+  CHECK(s.timings["predicted_n"] == tokens);
+  int64_t sent = 0;
+  for (size_t i = 0; i < s.text_tokens.size(); ++i) {
+    CHECK(s.text_tokens[i] == std::min<int64_t>(i == 0 ? 1 : per_event, tokens - sent));
+    sent += s.text_tokens[i];
+  }
+  CHECK(sent == tokens);
+  CHECK(s.finish_reason == "stop");
+  CHECK(s.done);
+
+  HttpResponse plain = client.Exchange(Chat(UserChat(false, "Please say it.")));
+  json doc = json::parse(plain.body);
+  CHECK(doc["choices"][0]["message"]["content"] == content);
+  CHECK(doc["usage"]["completion_tokens"] == tokens);
+}
+
+TEST_CASE("mock_server: a chosen answer's reasoning goes first, apart", "[mock_server][answers]") {
+  const std::string reasoning = "27 / 3 = 9 groups,\n9 × 2 = 18.";
+  const std::string content = "ANSWER: 18";
+  MockServer server(AnswerConfig({{"pencils", content, reasoning, ""}}));
+  server.Start();
+  TestClient client(server.port());
+  Stream s = Decode(client.Exchange(Chat(UserChat(true, "How much do 27 pencils cost?"))));
+  const int64_t r = MockTokenCount(reasoning);
+  const int64_t c = MockTokenCount(content);
+  CHECK(s.reasoning == reasoning);
+  CHECK(s.content == content);
+  std::vector<bool> expected(static_cast<size_t>(r + c), false);
+  std::fill_n(expected.begin(), r, true);
+  CHECK(s.text_is_reasoning == expected);
+  CHECK(s.usage["completion_tokens"] == r + c);
+  CHECK(s.usage["completion_tokens_details"]["reasoning_tokens"] == r);
+  CHECK(s.finish_reason == "stop");
+
+  json doc = json::parse(client.Exchange(Chat(UserChat(false, "27 pencils?"))).body);
+  CHECK(doc["choices"][0]["message"]["reasoning_content"] == reasoning);
+  CHECK(doc["choices"][0]["message"]["content"] == content);
+  CHECK(doc["usage"]["completion_tokens_details"]["reasoning_tokens"] == r);
+}
+
+TEST_CASE("mock_server: max_tokens cuts a chosen answer with finish_reason length",
+          "[mock_server][answers]") {
+  MockServer server(AnswerConfig({{"count", "one, two three\nfour five ", "", ""},
+                                  {"think", "done", "a b c d", ""},
+                                  {"cut", "3 + 6 +", "", "length"}}));
+  server.Start();
+  TestClient client(server.port());
+
+  SECTION("in the content: the first max_tokens tokens, without what follows them") {
+    Stream s = Decode(client.Exchange(Chat(UserChat(true, "count", 3))));
+    CHECK(s.content == "one, two");
+    CHECK(s.usage["completion_tokens"] == 3);
+    CHECK(s.finish_reason == "length");
+    json doc = json::parse(client.Exchange(Chat(UserChat(false, "count", 4))).body);
+    CHECK(doc["choices"][0]["message"]["content"] == "one, two three");
+    CHECK(doc["choices"][0]["finish_reason"] == "length");
+  }
+  SECTION("exactly long enough: not cut, trailing whitespace included") {
+    Stream s = Decode(client.Exchange(Chat(UserChat(true, "count", 6))));
+    CHECK(s.content == "one, two three\nfour five ");
+    CHECK(s.finish_reason == "stop");
+  }
+  SECTION("in the reasoning: no content at all") {
+    Stream s = Decode(client.Exchange(Chat(UserChat(true, "think", 2))));
+    CHECK(s.reasoning == "a b");
+    CHECK(s.content.empty());
+    CHECK(s.usage["completion_tokens"] == 2);
+    CHECK(s.usage["completion_tokens_details"]["reasoning_tokens"] == 2);
+    CHECK(s.finish_reason == "length");
+  }
+  SECTION("ignore_eos does not lengthen a chosen answer") {
+    json body = UserChat(true, "count", 50);
+    body["ignore_eos"] = true;
+    Stream s = Decode(client.Exchange(Chat(body)));
+    CHECK(s.content == "one, two three\nfour five ");
+    CHECK(s.usage["completion_tokens"] == 6);
+    CHECK(s.finish_reason == "stop");
+  }
+  SECTION("a rule's own finish_reason length imitates a cut reply") {
+    Stream s = Decode(client.Exchange(Chat(UserChat(true, "cut it"))));
+    CHECK(s.content == "3 + 6 +");
+    CHECK(s.finish_reason == "length");
+  }
+}
+
+TEST_CASE("mock_server: no rule matched falls back to the filler", "[mock_server][answers]") {
+  MockServer server(AnswerConfig({{"never said", "x", "", ""}}));
+  server.Start();
+  Stream s = Decode(TestClient(server.port()).Exchange(Chat(ChatBody(true))));
+  CHECK(s.content.rfind(" the quick brown fox", 0) == 0);
+  CHECK(MockTokenCount(s.content) == 10);
+  CHECK(s.usage["completion_tokens"] == 10);
+  CHECK(s.finish_reason == "stop");
+}
+
+TEST_CASE("mock_server: answer files are read with exact errors", "[mock_server][answers]") {
+  SECTION("a good file") {
+    std::vector<MockAnswer> answers = ParseMockAnswers(
+        R"({"comment": "for tests", "answers": [
+             {"match": "17", "content": "ANSWER: 391", "comment": "math-003"},
+             {"match": "planet", "content": "", "reasoning": "Mars is one.",
+              "finish_reason": "length"}]})",
+        "answers.json");
+    REQUIRE(answers.size() == 2);
+    CHECK(answers[0].match == "17");
+    CHECK(answers[0].content == "ANSWER: 391");
+    CHECK(answers[0].reasoning.empty());
+    CHECK(answers[0].finish_reason.empty());
+    CHECK(answers[1].content.empty());
+    CHECK(answers[1].reasoning == "Mars is one.");
+    CHECK(answers[1].finish_reason == "length");
+    CHECK(FindMockAnswer(answers, "Name a planet, 17 times") == 0);
+    CHECK(FindMockAnswer(answers, "Name a planet") == 1);
+    CHECK(FindMockAnswer(answers, "Name a star") == -1);
+    CHECK(ParseMockAnswers(R"({"answers": []})", "answers.json").empty());
+  }
+  SECTION("bad files") {
+    auto [text, message] = GENERATE(table<std::string, std::string>({
+        {R"([1, 2])",
+         "answers.json: expected a JSON object "
+         R"({"answers": [{"match": ..., "content": ...}, ...]})"},
+        {R"({"answer": []})", "answers.json: unknown key 'answer', did you mean 'answers'?"},
+        {R"({"rules": []})",
+         "answers.json: unknown key 'rules' (expected one of: answers, comment)"},
+        {R"({"comment": "x"})",
+         R"(answers.json: 'answers' must be a list of {"match": ..., "content": ...} rules)"},
+        {R"({"answers": {}})",
+         R"(answers.json: 'answers' must be a list of {"match": ..., "content": ...} rules)"},
+        {R"({"comment": 3, "answers": []})", "answers.json: 'comment' must be a string"},
+        {R"({"answers": ["x"]})",
+         R"(answers.json: answers[0]: expected an object {"match": ..., "content": ...})"},
+        {R"({"answers": [{"match": "a", "content": "x"}, {"match": "b", "content": "y"},
+                         {"match": "c", "content": "z"}, {"content": "w"}]})",
+         "answers.json: answers[3]: 'match' must be a non-empty string"},
+        {R"({"answers": [{"match": "", "content": "x"}]})",
+         "answers.json: answers[0]: 'match' must be a non-empty string"},
+        {R"({"answers": [{"match": 7, "content": "x"}]})",
+         "answers.json: answers[0]: 'match' must be a non-empty string"},
+        {R"({"answers": [{"match": "a", "contents": "x"}]})",
+         "answers.json: answers[0]: unknown key 'contents', did you mean 'content'?"},
+        {R"({"answers": [{"match": "a", "content": "x", "reasonng": "y"}]})",
+         "answers.json: answers[0]: unknown key 'reasonng', did you mean 'reasoning'?"},
+        {R"({"answers": [{"match": "a"}]})",
+         "answers.json: answers[0]: 'content' must be a string"},
+        {R"({"answers": [{"match": "a", "content": null}]})",
+         "answers.json: answers[0]: 'content' must be a string"},
+        {R"({"answers": [{"match": "a", "content": "x", "reasoning": 1}]})",
+         "answers.json: answers[0]: 'reasoning' must be a string"},
+        {R"({"answers": [{"match": "a", "content": " \n "}]})",
+         "answers.json: answers[0]: 'content' is only whitespace, which has no tokens to send "
+         R"(("" is an empty reply))"},
+        {R"({"answers": [{"match": "a", "content": "x", "finish_reason": "lenght"}]})",
+         "answers.json: answers[0]: finish_reason 'lenght' is not known, did you mean 'length'?"},
+        {R"({"answers": [{"match": "a", "content": "x", "finish_reason": "tool_calls"}]})",
+         "answers.json: answers[0]: finish_reason 'tool_calls' is not known (expected one of: "
+         "stop, length)"},
+        {R"({"answers": [{"match": "a", "content": "x", "finish_reason": 1}]})",
+         "answers.json: answers[0]: 'finish_reason' must be a string"},
+        {R"({"answers": [{"match": "a", "content": "x", "comment": []}]})",
+         "answers.json: answers[0]: 'comment' must be a string"},
+        {R"({"answers": [{"match": "17", "content": "x"}, {"match": "17 × 23", "content": "y"}]})",
+         "answers.json: answers[1]: never chosen: the 'match' of answers[0], which comes first, "
+         "is part of this one's"},
+        {"{\"answers\": [\n  {\"match\": \"a\",}\n]}",
+         "answers.json:2:17: not valid JSON: syntax error while parsing object key - unexpected "
+         "'}'; expected string literal"},
+    }));
+    CAPTURE(text);
+    CHECK_THROWS_WITH(ParseMockAnswers(text, "answers.json"), message);
+  }
+  SECTION("a file that cannot be read") {
+    CHECK_THROWS_WITH(LoadMockAnswers("/nonexistent/answers.json"),
+                      "/nonexistent/answers.json: cannot read it: No such file or directory");
+  }
+}
+
 }  // namespace
 }  // namespace evalrun

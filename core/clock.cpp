@@ -1,0 +1,16 @@
+#include "core/clock.h"
+
+#include <ctime>
+
+namespace evalrun {
+
+std::string UtcNowIso() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+}  // namespace evalrun

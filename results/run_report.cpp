@@ -1,0 +1,1312 @@
+#include "results/run_report.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/grade.h"
+#include "core/metrics.h"
+#include "core/sha256.h"
+
+// Numbers go through fmt's "{:.Nf}", which never consults the locale (STYLE.md 8). Text from
+// outside (model and GPU names, suite names, reasons, event messages: a model's output can reach
+// any of them through a grader's reason) goes through exactly one escaping function per format:
+// MdText for markdown, MarkupText for HTML and SVG.
+
+namespace evalrun {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::string_view kAbsent = "—";
+constexpr double kMaxScore = 100;
+
+// ---- text ----------------------------------------------------------------------------------
+
+// Text from outside as one line of valid UTF-8 that XML accepts: invalid bytes and the
+// non-characters U+FFFE/U+FFFF become U+FFFD (nlohmann's replace handler is the project's one
+// UTF-8 validator); control characters, line breaks included, become spaces.
+std::string CleanText(std::string_view raw) {
+  std::string text;
+  if (std::all_of(raw.begin(), raw.end(), [](char c) { return (c & 0x80) == 0; })) {
+    text = std::string(raw);
+  } else {
+    const std::string quoted =
+        json(std::string(raw)).dump(-1, ' ', false, json::error_handler_t::replace);
+    text = json::parse(quoted).get<std::string>();
+  }
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0xEF && i + 2 < text.size() && static_cast<unsigned char>(text[i + 1]) == 0xBF &&
+        (static_cast<unsigned char>(text[i + 2]) & 0xFE) == 0xBE) {
+      out += "\xEF\xBF\xBD";
+      i += 2;
+    } else if (c < 0x20 || c == 0x7F) {
+      out += ' ';
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// The one escaping function for HTML and SVG (text and attribute values alike).
+std::string MarkupText(std::string_view raw) {
+  const std::string text = CleanText(raw);
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// The one escaping function for markdown: one line, and a backslash before every character that
+// could end a table cell, open an HTML tag a forum would swallow ("<think>"), or start a link,
+// emphasis or code span.
+std::string MdText(std::string_view raw) {
+  const std::string text = CleanText(raw);
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (std::string_view("\\|<>[]`*").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// Code points in valid UTF-8.
+size_t CodePoints(std::string_view text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+// At most `limit` code points of clean text, with "…" when cut (pictures have fixed widths).
+std::string Truncate(const std::string& text, size_t limit) {
+  if (CodePoints(text) <= limit) return text;
+  size_t seen = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80 && seen++ == limit - 1) {
+      return text.substr(0, i) + "…";
+    }
+  }
+  return text;
+}
+
+std::string Join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+const json* Child(const json& object, std::string_view key) {
+  if (!object.is_object()) return nullptr;
+  const auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+// A field as display text: strings as they are, numbers and booleans as JSON writes them,
+// anything else as "".
+std::string JsonText(const json& object, std::string_view key) {
+  const json* value = Child(object, key);
+  if (value == nullptr) return "";
+  if (value->is_string()) return value->get<std::string>();
+  if (value->is_number() || value->is_boolean()) {
+    return value->dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  return "";
+}
+
+std::optional<double> JsonNumber(const json& object, std::string_view key) {
+  const json* value = Child(object, key);
+  if (value == nullptr || !value->is_number()) return std::nullopt;
+  return value->get<double>();
+}
+
+std::string Fixed(std::optional<double> value, int decimals) {
+  if (!value || !std::isfinite(*value)) return std::string(kAbsent);
+  return fmt::format("{:.{}f}", *value, decimals);
+}
+
+std::string Percent(int64_t part, int64_t whole) {
+  if (whole <= 0) return std::string(kAbsent);
+  return fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+std::string IntervalText(const ScoreInterval& ci) {
+  return fmt::format("{:.1f}–{:.1f}", ci.low, ci.high);
+}
+
+std::string DimensionName(const std::string& dimension) {
+  return dimension.empty() ? "(no dimension)" : dimension;
+}
+
+// ---- scoring -------------------------------------------------------------------------------
+
+// Statuses that are the model's failure: a score of 0 whatever the grade says (zx-bench counts
+// its hard time limit and reasoning-budget exhaustion as 0).
+bool CountsAsZero(GradeStatus status) {
+  return status == GradeStatus::kNoAnswer || status == GradeStatus::kBudgetExhausted ||
+         status == GradeStatus::kTimeout || status == GradeStatus::kModelError;
+}
+
+// Statuses that say nothing about the model: left out of the score, shown in coverage.
+bool LeftOut(GradeStatus status) {
+  return status == GradeStatus::kEnvError || status == GradeStatus::kSkipped;
+}
+
+// zx-bench leaves empty output out of its dimension scores (packages/core/src/scoring.ts): in a
+// zx-bench run, a reply with no text at all that was not cut by max_tokens (that one is
+// reasoning-budget exhaustion, a 0) is left out too, and counted in coverage.
+bool ZxEmptyOutput(const RunInfo& info, const TaskResult& task) {
+  if (info.suite_format != "zxbench" || task.grade.status != GradeStatus::kNoAnswer) return false;
+  if (task.finish_reason == "length") return false;
+  return task.output.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+double TaskScore(const Grade& grade) {
+  if (CountsAsZero(grade.status) || !std::isfinite(grade.score)) return 0;
+  return kMaxScore * std::clamp(grade.score, 0.0, 1.0);
+}
+
+double TaskWeight(const TaskResult& task) {
+  return std::isfinite(task.weight) && task.weight > 0 ? task.weight : 0;
+}
+
+// One scored item: an ungrouped task, or the tasks of one group (their mean score and mean
+// weight, as zx-bench averages migrated instances within their source question).
+struct Item {
+  double score_sum = 0;
+  double weight_sum = 0;
+  int64_t members = 0;
+};
+
+struct DimensionParts {
+  DimensionScore figures;
+  std::vector<Item> items;
+  std::map<std::string, size_t> group_items;  // group -> index in items
+};
+
+// The weighted mean of the items with its standard error (docs/report.md):
+//   m = Σwx / Σw;  n_eff = (Σw)² / Σw²  (Kish);
+//   s² = Σw(x - m)² / (Σw - Σw²/Σw)  (the unbiased variance for reliability weights);
+//   SE = sqrt(s² / n_eff).
+// A single item has no spread to estimate: its SE is taken as 50, the largest a score in
+// [0, 100] can have, so the interval says "anything".
+void ScoreDimension(DimensionParts& parts) {
+  DimensionScore& d = parts.figures;
+  double v1 = 0, v2 = 0, sum = 0;
+  int64_t positive = 0;
+  for (const Item& item : parts.items) {
+    const double w = item.weight_sum / static_cast<double>(item.members);
+    if (w <= 0) continue;
+    const double x = item.score_sum / static_cast<double>(item.members);
+    v1 += w;
+    v2 += w * w;
+    sum += w * x;
+    ++positive;
+  }
+  d.items = positive;
+  if (positive == 0) return;
+  d.has_score = true;
+  d.score = sum / v1;
+  d.effective_items = v1 * v1 / v2;
+  if (positive == 1) {
+    d.standard_error = kMaxScore / 2;
+  } else {
+    double squares = 0;
+    for (const Item& item : parts.items) {
+      const double w = item.weight_sum / static_cast<double>(item.members);
+      if (w <= 0) continue;
+      const double x = item.score_sum / static_cast<double>(item.members);
+      squares += w * (x - d.score) * (x - d.score);
+    }
+    const double variance = squares / (v1 - v2 / v1);
+    d.standard_error = std::sqrt(variance / d.effective_items);
+  }
+  d.ci95 = {std::max(0.0, d.score - kConfidenceZ95 * d.standard_error),
+            std::min(kMaxScore, d.score + kConfidenceZ95 * d.standard_error)};
+}
+
+double SuiteWeight(const RunInfo& info, const std::string& dimension) {
+  if (info.dimension_weights.empty()) return 1;
+  const auto it = info.dimension_weights.find(dimension);
+  if (it == info.dimension_weights.end()) return 0;
+  return std::isfinite(it->second) && it->second > 0 ? it->second : 0;
+}
+
+std::vector<ReasonCount> SortedReasons(const std::map<std::string, int64_t>& counts) {
+  std::vector<ReasonCount> out;
+  out.reserve(counts.size());
+  for (const auto& [reason, count] : counts) out.push_back({reason, count});
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ReasonCount& a, const ReasonCount& b) { return a.count > b.count; });
+  return out;
+}
+
+// Splits one request's completion tokens into reasoning and answer tokens: the server's
+// usage.reasoning_tokens when it sent them; otherwise in proportion to the bytes of the request's
+// reasoning and answer text (exact when only one of them carried text, estimated when both
+// did); a request stored without its text is split by the task's reasoning and output
+// (estimated).
+void AddTokens(const RequestRecord& r, const RequestMetrics& m, const TaskResult& task,
+               TokenTotals& tokens) {
+  ++tokens.requests;
+  if (m.prompt_tokens > 0) tokens.prompt += m.prompt_tokens;
+  const int64_t completion = std::max<int64_t>(0, m.completion_tokens);
+  bool estimated = m.tokens_estimated;
+  const bool has_text = !r.reasoning.empty() || !r.content.empty();
+  const size_t reasoning_bytes = has_text ? r.reasoning.size() : task.reasoning.size();
+  const size_t answer_bytes = has_text ? r.content.size() : task.output.size();
+  int64_t reasoning = 0;
+  if (r.usage_reported && r.usage.reasoning_tokens >= 0 && r.usage.completion_tokens >= 0) {
+    reasoning = std::min(completion, r.usage.reasoning_tokens);
+  } else if (reasoning_bytes > 0) {
+    const double share =
+        static_cast<double>(reasoning_bytes) / static_cast<double>(reasoning_bytes + answer_bytes);
+    reasoning = std::llround(static_cast<double>(completion) * share);
+    // Exact when the request itself carried reasoning only; a guess from the task's text or
+    // from two channels otherwise.
+    if (answer_bytes > 0 || !has_text) estimated = true;
+  }
+  tokens.reasoning += reasoning;
+  tokens.answer += completion - reasoning;
+  if (estimated) ++tokens.estimated_requests;
+}
+
+struct MeanOf {
+  double sum = 0;
+  int64_t count = 0;
+  void Add(const std::optional<double>& value) {
+    if (value && std::isfinite(*value)) {
+      sum += *value;
+      ++count;
+    }
+  }
+  void AppendTo(std::vector<double>& samples) const {
+    if (count > 0) samples.push_back(sum / static_cast<double>(count));
+  }
+};
+
+// ---- what the run ran on -------------------------------------------------------------------
+
+std::string ModelName(const RunData& run) {
+  if (!run.info.model.empty()) return run.info.model;
+  if (std::string model = JsonText(run.info.server, "model"); !model.empty()) return model;
+  return "unknown model";
+}
+
+// "llama.cpp b6000", "" when the server said nothing.
+std::string ServerText(const RunData& run) {
+  std::vector<std::string> parts;
+  for (const char* key : {"kind", "build"}) {
+    if (std::string text = JsonText(run.info.server, key); !text.empty()) parts.push_back(text);
+  }
+  return Join(parts, " ");
+}
+
+// "2× NVIDIA GeForce RTX 3090 (client host)": the environment probe's GPUs counted by name in
+// order of first appearance. They are the client host's, the server's only when it is local.
+std::string GpuText(const json& environment) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (const char* vendor : {"nvidia", "rocm"}) {
+    const json* probe = Child(environment, vendor);
+    const json* gpus = probe != nullptr ? Child(*probe, "gpus") : nullptr;
+    if (gpus == nullptr || !gpus->is_array()) continue;
+    for (const json& gpu : *gpus) {
+      std::string name = JsonText(gpu, "name");
+      if (name.empty()) name = "unnamed GPU";
+      const auto it = std::find_if(counts.begin(), counts.end(),
+                                   [&name](const auto& entry) { return entry.first == name; });
+      if (it == counts.end()) {
+        counts.emplace_back(name, 1);
+      } else {
+        ++it->second;
+      }
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [name, count] : counts) parts.push_back(fmt::format("{}× {}", count, name));
+  std::string scope = JsonText(environment, "scope");
+  if (scope.empty()) scope = "client host";
+  return (parts.empty() ? std::string("no GPU seen") : Join(parts, " + ")) + " (" + scope + ")";
+}
+
+// "zx-bench@8e0adf68a1b2", or "smoke (unpinned)" for a suite read from a bare path.
+std::string SuiteText(const RunInfo& info) {
+  std::string name = !info.suite_name.empty() ? info.suite_name : info.suite_spec;
+  if (name.empty()) name = "unnamed suite";
+  if (info.suite_commit.empty()) return name + " (unpinned)";
+  return name + "@" + info.suite_commit.substr(0, 12);
+}
+
+std::string CoverageText(const Coverage& c) {
+  std::vector<std::string> parts;
+  parts.push_back(fmt::format("{} scored of {} planned", c.scored, c.planned));
+  parts.push_back(fmt::format("{} skipped", c.skipped));
+  parts.push_back(fmt::format("{} env error{}", c.env_errors, c.env_errors == 1 ? "" : "s"));
+  if (c.empty_output > 0) {
+    parts.push_back(fmt::format("{} empty (left out, as zx-bench does)", c.empty_output));
+  }
+  parts.push_back(fmt::format("{} not run", c.not_run));
+  return Join(parts, " · ");
+}
+
+std::string ZeroText(const Coverage& c) {
+  std::vector<std::string> parts;
+  for (const GradeStatus status : {GradeStatus::kNoAnswer, GradeStatus::kBudgetExhausted,
+                                   GradeStatus::kTimeout, GradeStatus::kModelError}) {
+    const auto it = c.by_status.find(GradeStatusName(status));
+    if (it != c.by_status.end() && it->second > 0) {
+      parts.push_back(fmt::format("{} {}", GradeStatusName(status), it->second));
+    }
+  }
+  return parts.empty() ? "none" : Join(parts, ", ");
+}
+
+std::string TokenNote(const TokenTotals& t) {
+  if (t.estimated_requests == 0) return "as reported by the server";
+  return fmt::format(
+      "estimated for {} of {} requests (the server reported no reasoning_tokens or no usage: "
+      "split by the length of the reasoning and answer text)",
+      t.estimated_requests, t.requests);
+}
+
+// One line per speed-protocol test, from SpeedResultToJson's shape; medians of its summaries.
+struct SpeedRow {
+  std::string test, prompt, gen, concurrency, ttft_ms, prefill_tps, decode_tps, aggregate_tps,
+      errors;
+};
+
+std::optional<double> MetricMedian(const json& test, std::string_view metric) {
+  const json* metrics = Child(test, "metrics");
+  const json* summary = metrics != nullptr ? Child(*metrics, metric) : nullptr;
+  if (summary == nullptr) return std::nullopt;
+  const std::optional<double> count = JsonNumber(*summary, "count");
+  if (!count || *count <= 0) return std::nullopt;
+  return JsonNumber(*summary, "median");
+}
+
+std::vector<SpeedRow> SpeedRows(const json& speed) {
+  std::vector<SpeedRow> rows;
+  const json* tests = Child(speed, "tests");
+  if (tests == nullptr || !tests->is_array()) return rows;
+  for (const json& test : *tests) {
+    SpeedRow row;
+    row.test = JsonText(test, "name");
+    const std::optional<double> prompt_tokens = JsonNumber(test, "prompt_tokens");
+    row.prompt =
+        prompt_tokens && *prompt_tokens > 0 ? Fixed(prompt_tokens, 0) : JsonText(test, "prompts");
+    if (row.prompt.empty()) row.prompt = kAbsent;
+    if (const std::optional<double> depth = JsonNumber(test, "depth_tokens"); depth && *depth > 0) {
+      row.prompt += " @ d" + Fixed(depth, 0);
+    }
+    row.gen = Fixed(JsonNumber(test, "max_tokens"), 0);
+    row.concurrency = Fixed(JsonNumber(test, "concurrency"), 0);
+    row.ttft_ms = Fixed(MetricMedian(test, "ttft_ms"), 0);
+    row.prefill_tps = Fixed(MetricMedian(test, "prefill_tps"), 1);
+    row.decode_tps = Fixed(MetricMedian(test, "decode_tps"), 1);
+    row.aggregate_tps = Fixed(MetricMedian(test, "aggregate_tps"), 1);
+    row.errors =
+        Fixed(JsonNumber(test, "errors"), 0) + " / " + Fixed(JsonNumber(test, "requests"), 0);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+const std::vector<std::string> kSpeedHeaders = {"test",       "prompt",        "gen",
+                                                "conc",       "TTFT ms",       "prefill t/s",
+                                                "decode t/s", "aggregate t/s", "errors"};
+
+std::vector<std::string> SpeedCells(const SpeedRow& r) {
+  return {r.test,        r.prompt,     r.gen,           r.concurrency, r.ttft_ms,
+          r.prefill_tps, r.decode_tps, r.aggregate_tps, r.errors};
+}
+
+std::string SpeedTitle(const json& speed) {
+  const std::string preset = JsonText(speed, "preset");
+  return preset.empty() ? "Speed protocol" : "Speed protocol (preset " + preset + ")";
+}
+
+constexpr std::string_view kSpeedFootnote =
+    "Medians over each test's successful requests. TTFT: first token, as the client saw it; "
+    "prefill: (prompt − cached tokens) / TTFT; decode: (completion − 1) / (t_last − t_first); "
+    "aggregate: all streams of a round together.";
+
+constexpr std::string_view kMethodNote =
+    "Scores: per dimension, the weighted mean of task scores (difficulty × task weights; "
+    "migrated instances averaged within their source question first); overall, the weighted "
+    "mean of the dimensions. no_answer, budget_exhausted, timeout and model_error count as 0; "
+    "env_error and skipped are left out and shown in coverage. 95% intervals: normal "
+    "approximation with Kish's effective number of items, clipped to [0, 100] "
+    "(docs/report.md).";
+
+struct SpeedFigure {
+  const char* label;
+  const Summary TaskSpeed::*summary;
+  int decimals;
+};
+constexpr std::array<SpeedFigure, 3> kTaskSpeedFigures = {{
+    {"decode t/s", &TaskSpeed::decode_tps, 1},
+    {"TTFT ms", &TaskSpeed::ttft_ms, 0},
+    {"prefill t/s", &TaskSpeed::prefill_tps, 1},
+}};
+
+std::vector<std::string> SpeedFigureCells(const SpeedFigure& figure, const TaskSpeed& speed) {
+  const Summary& s = speed.*figure.summary;
+  if (s.count == 0) return {figure.label, "0", "—", "—", "—", "—", "—"};
+  return {figure.label,
+          std::to_string(s.count),
+          Fixed(s.median, figure.decimals),
+          Fixed(s.mean, figure.decimals),
+          Fixed(s.p90, figure.decimals),
+          Fixed(s.min, figure.decimals),
+          Fixed(s.max, figure.decimals)};
+}
+
+const std::vector<std::string> kTaskSpeedHeaders = {"figure", "tasks", "median", "mean",
+                                                    "p90",    "min",   "max"};
+
+std::vector<std::string> DimensionCells(const DimensionScore& d) {
+  return {
+      DimensionName(d.dimension),
+      d.overall_weight > 0 ? fmt::format("{:.1f}%", 100 * d.overall_weight) : std::string(kAbsent),
+      d.has_score ? Fixed(d.score, 1) : std::string(kAbsent),
+      d.has_score ? IntervalText(d.ci95) : std::string(kAbsent),
+      std::to_string(d.items),
+      fmt::format("{} ({}/{})", Percent(d.passed, d.scored_tasks), d.passed, d.scored_tasks),
+      std::to_string(d.zero_tasks),
+      std::to_string(d.skipped),
+      std::to_string(d.env_errors)};
+}
+
+const std::vector<std::string> kDimensionHeaders = {"dimension", "weight",  "score",
+                                                    "95% CI",    "items",   "pass rate",
+                                                    "counted 0", "skipped", "env errors"};
+
+const std::vector<std::string> kTokenHeaders = {"tokens", "total", "per task run"};
+
+// Reasoning, answer and prompt tokens, in total and per task sent to the model.
+std::vector<std::vector<std::string>> TokenRows(const RunScores& s) {
+  const TokenTotals& t = s.tokens;
+  auto per_task = [&s](int64_t total) {
+    if (s.coverage.run <= 0) return std::string(kAbsent);
+    return Fixed(static_cast<double>(total) / static_cast<double>(s.coverage.run), 0);
+  };
+  return {{"reasoning", std::to_string(t.reasoning), per_task(t.reasoning)},
+          {"answer", std::to_string(t.answer), per_task(t.answer)},
+          {"prompt", std::to_string(t.prompt), per_task(t.prompt)}};
+}
+
+// ---- markdown ------------------------------------------------------------------------------
+
+// A GitHub-flavoured table; cells are raw text, escaped here. Columns are right-aligned numbers
+// unless `text_columns` names them. Padded to one width in code points so the raw text reads as a
+// table too.
+std::string MdTable(const std::vector<std::string>& headers,
+                    const std::vector<std::vector<std::string>>& rows,
+                    const std::vector<size_t>& text_columns = {0}) {
+  auto is_text = [&text_columns](size_t c) {
+    return std::find(text_columns.begin(), text_columns.end(), c) != text_columns.end();
+  };
+  std::vector<std::vector<std::string>> cells;
+  cells.reserve(rows.size() + 1);
+  std::vector<size_t> widths(headers.size(), 3);
+  auto add = [&](const std::vector<std::string>& row) {
+    std::vector<std::string> escaped(headers.size());
+    for (size_t c = 0; c < headers.size() && c < row.size(); ++c) {
+      escaped[c] = MdText(row[c]);
+      widths[c] = std::max(widths[c], CodePoints(escaped[c]));
+    }
+    cells.push_back(std::move(escaped));
+  };
+  add(headers);
+  for (const auto& row : rows) add(row);
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string out = "|";
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(widths[c] - CodePoints(row[c]), ' ');
+      out += " " + (is_text(c) ? row[c] + pad : pad + row[c]) + " |";
+    }
+    return out + "\n";
+  };
+  std::string out = line(cells[0]);
+  out += "|";
+  for (size_t c = 0; c < widths.size(); ++c) {
+    out += is_text(c) ? " " + std::string(widths[c], '-') + " |"
+                      : " " + std::string(widths[c] - 1, '-') + ": |";
+  }
+  out += "\n";
+  for (size_t r = 1; r < cells.size(); ++r) out += line(cells[r]);
+  return out;
+}
+
+std::string MdHeader(const RunData& run) {
+  const RunInfo& info = run.info;
+  std::string out = "# evalrun report — " + MdText(ModelName(run)) + "\n\n";
+  std::vector<std::string> parts;
+  parts.push_back("suite: " + MdText(SuiteText(info)));
+  if (std::string server = ServerText(run); !server.empty()) {
+    parts.push_back("server: " + MdText(server));
+  }
+  parts.push_back("GPUs: " + MdText(GpuText(info.environment)));
+  if (!info.endpoint.empty()) parts.push_back("endpoint: " + MdText(info.endpoint));
+  out += Join(parts, " · ") + "\n\n";
+  parts.clear();
+  parts.push_back("run " + MdText(info.id.empty() ? std::string(kAbsent) : info.id) + " (" +
+                  MdText(info.status) + ")");
+  if (!info.created_at.empty()) parts.push_back("started " + MdText(info.created_at));
+  if (!info.evalrun_version.empty()) parts.push_back("evalrun " + MdText(info.evalrun_version));
+  if (!info.labels.empty()) {
+    std::vector<std::string> labels;
+    for (const auto& [key, value] : info.labels) labels.push_back(MdText(key + "=" + value));
+    parts.push_back("labels: " + Join(labels, " "));
+  }
+  return out + Join(parts, " · ") + "\n\n";
+}
+
+std::string MdHeadline(const RunScores& s) {
+  std::string out;
+  if (s.has_score) {
+    out = fmt::format("**Overall: {:.1f} / 100** (95% CI {})", s.overall,
+                      IntervalText(s.overall_ci95));
+  } else {
+    out = "**Overall: no score** (no task was scored)";
+  }
+  out += " · coverage: " + CoverageText(s.coverage);
+  out += fmt::format(" · pass rate {} ({}/{})", Percent(s.passed, s.scored_tasks), s.passed,
+                     s.scored_tasks);
+  return out + "\n\n";
+}
+
+std::string MdReasons(const std::string& title, const std::vector<ReasonCount>& reasons) {
+  if (reasons.empty()) return "";
+  std::string out = "### " + title + "\n\n";
+  for (const auto& r : reasons) {
+    out += fmt::format("- {} × {}\n", r.count,
+                       MdText(r.reason.empty() ? "(no reason given)" : r.reason));
+  }
+  return out + "\n";
+}
+
+// ---- SVG charts ----------------------------------------------------------------------------
+
+std::string Num(double value) {
+  return fmt::format("{:.1f}", value);
+}
+
+// A step of 1, 2 or 5 × 10^k that cuts `span` into about `target` parts.
+double NiceStep(double span, int target) {
+  if (!(span > 0) || !std::isfinite(span)) return 1;
+  const double raw = span / target;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  const double norm = raw / magnitude;
+  const double nice = norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10;
+  return nice * magnitude;
+}
+
+// A linear axis over [lo, hi] with ticks every `step`, both ends on ticks.
+struct Axis {
+  double lo = 0, hi = 1, step = 1;
+  double At(double value, double from, double to) const {
+    return from + (value - lo) / (hi - lo) * (to - from);
+  }
+};
+
+Axis NiceAxis(double min, double max, int target, bool from_zero) {
+  if (from_zero) min = std::min(0.0, min);
+  if (!(max > min)) max = min + 1;
+  Axis axis;
+  axis.step = NiceStep(max - min, target);
+  axis.lo = std::floor(min / axis.step) * axis.step;
+  axis.hi = std::ceil(max / axis.step) * axis.step;
+  if (axis.hi <= axis.lo) axis.hi = axis.lo + axis.step;
+  return axis;
+}
+
+std::string TickLabel(double value, double step) {
+  return step >= 1 ? fmt::format("{:.0f}", value)
+                   : fmt::format("{:.{}f}", value, static_cast<int>(std::ceil(-std::log10(step))));
+}
+
+std::string SvgOpen(int width, int height, std::string_view label, bool standalone) {
+  return fmt::format(
+      R"(<svg {}class="chart" width="{}" height="{}" viewBox="0 0 {} {}" role="img" aria-label="{}" font-family="system-ui, sans-serif" font-size="12">)",
+      standalone ? R"(xmlns="http://www.w3.org/2000/svg" )" : "", width, height, width, height,
+      MarkupText(label));
+}
+
+std::string SvgText(double x, double y, std::string_view text, std::string_view attributes = "") {
+  return fmt::format(R"(<text x="{}" y="{}"{}{}>{}</text>)", Num(x), Num(y),
+                     attributes.empty() ? "" : " ", attributes, MarkupText(text));
+}
+
+std::string SvgLine(double x1, double y1, double x2, double y2, std::string_view attributes) {
+  return fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" {}/>)", Num(x1), Num(y1), Num(x2),
+                     Num(y2), attributes);
+}
+
+std::string SvgRect(double x, double y, double w, double h, std::string_view attributes) {
+  return fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" {}/>)", Num(x), Num(y),
+                     Num(std::max(0.0, w)), Num(std::max(0.0, h)), attributes);
+}
+
+constexpr std::string_view kBarFill = R"(fill="#4c78a8")";
+constexpr std::string_view kOverallFill = R"(fill="#e45756")";
+constexpr std::string_view kGrid = R"(stroke="#ddd" stroke-width="1")";
+constexpr std::string_view kInk = R"(stroke="#222" stroke-width="1.5")";
+constexpr std::string_view kMuted = R"(fill="#666")";
+
+// Horizontal bars of the dimension scores on a 0-100 scale with their 95% whiskers, and the
+// overall score last. Shared by the HTML chart and the card.
+struct BarLayout {
+  double x = 0, y = 0;  // top left
+  double label_width = 190;
+  double bar_width = 330;
+  double row_height = 26;
+  size_t label_chars = 28;
+};
+
+double BarsHeight(const RunScores& s, const BarLayout& layout) {
+  return layout.row_height * static_cast<double>(s.dimensions.size() + 1) + 20;
+}
+
+std::string ScoreBars(const RunScores& s, const BarLayout& layout) {
+  std::string out;
+  const double x0 = layout.x + layout.label_width;
+  const double rows = static_cast<double>(s.dimensions.size() + 1);
+  const double bottom = layout.y + layout.row_height * rows;
+  for (int tick = 0; tick <= 100; tick += 25) {
+    const double x = x0 + layout.bar_width * tick / kMaxScore;
+    out += SvgLine(x, layout.y, x, bottom, kGrid);
+    out += SvgText(x, bottom + 14, std::to_string(tick), R"(text-anchor="middle" fill="#666")");
+  }
+  auto row = [&](size_t index, const std::string& label, bool has_score, double score,
+                 const ScoreInterval& ci, std::string_view fill) {
+    const double top = layout.y + layout.row_height * static_cast<double>(index);
+    const double mid = top + layout.row_height / 2;
+    out += SvgText(x0 - 8, mid + 4, Truncate(CleanText(label), layout.label_chars),
+                   R"(text-anchor="end")");
+    if (!has_score) {
+      out += SvgText(x0 + 6, mid + 4, "no score", kMuted);
+      return;
+    }
+    const double scale = layout.bar_width / kMaxScore;
+    out += SvgRect(x0, top + 5, score * scale, layout.row_height - 10, fill);
+    const double low = x0 + ci.low * scale, high = x0 + ci.high * scale;
+    out += SvgLine(low, mid, high, mid, kInk);
+    out += SvgLine(low, mid - 5, low, mid + 5, kInk);
+    out += SvgLine(high, mid - 5, high, mid + 5, kInk);
+    out += SvgText(x0 + layout.bar_width + 8, mid + 4,
+                   fmt::format("{:.1f}  [{}]", score, IntervalText(ci)));
+  };
+  for (size_t i = 0; i < s.dimensions.size(); ++i) {
+    const DimensionScore& d = s.dimensions[i];
+    row(i, DimensionName(d.dimension), d.has_score, d.score, d.ci95, kBarFill);
+  }
+  row(s.dimensions.size(), "overall", s.has_score, s.overall, s.overall_ci95, kOverallFill);
+  return out;
+}
+
+std::string ScoreChart(const RunScores& s) {
+  const BarLayout layout{.x = 0, .y = 30};
+  const int width = 720;
+  const int height = static_cast<int>(layout.y + BarsHeight(s, layout));
+  std::string out =
+      SvgOpen(width, height, "scores by dimension with 95% confidence intervals", false);
+  out += SvgText(0, 16, "Score by dimension (0–100), whiskers: 95% confidence interval",
+                 R"(font-weight="bold")");
+  out += ScoreBars(s, layout);
+  return out + "</svg>";
+}
+
+constexpr int kPlotWidth = 720;
+constexpr double kPlotLeft = 60, kPlotRight = 700, kPlotTop = 34;
+
+// Tick marks and labels of both axes and the plot frame, for plots with bottom edge `bottom`.
+std::string Axes(const Axis& x, const Axis& y, double bottom, std::string_view x_label,
+                 std::string_view y_label) {
+  std::string out;
+  for (double v = y.lo; v <= y.hi + y.step / 2; v += y.step) {
+    const double py = y.At(v, bottom, kPlotTop);
+    out += SvgLine(kPlotLeft, py, kPlotRight, py, kGrid);
+    out += SvgText(kPlotLeft - 6, py + 4, TickLabel(v, y.step), R"(text-anchor="end" fill="#666")");
+  }
+  for (double v = x.lo; v <= x.hi + x.step / 2; v += x.step) {
+    const double px = x.At(v, kPlotLeft, kPlotRight);
+    out += SvgLine(px, bottom, px, bottom + 4, R"(stroke="#666")");
+    out += SvgText(px, bottom + 17, TickLabel(v, x.step), R"(text-anchor="middle" fill="#666")");
+  }
+  out += SvgLine(kPlotLeft, bottom, kPlotRight, bottom, R"(stroke="#666")");
+  out += SvgText((kPlotLeft + kPlotRight) / 2, bottom + 34, x_label, R"(text-anchor="middle")");
+  out += SvgText(14, (kPlotTop + bottom) / 2, y_label,
+                 fmt::format(R"svg(text-anchor="middle" transform="rotate(-90 14 {})")svg",
+                             Num((kPlotTop + bottom) / 2)));
+  return out;
+}
+
+// A histogram of one figure across tasks, with its median marked. Bins line up with the axis
+// ticks; their number follows Sturges' rule (log2 n + 1).
+std::string Histogram(const Summary& s, std::string_view title, std::string_view unit) {
+  const int height = 260;
+  const double bottom = height - 48;
+  std::string out = SvgOpen(kPlotWidth, height, title, false);
+  out += SvgText(0, 16, fmt::format("{} (n = {})", title, s.count), R"(font-weight="bold")");
+  if (s.count == 0) {
+    out += SvgRect(kPlotLeft, kPlotTop, kPlotRight - kPlotLeft, bottom - kPlotTop,
+                   R"(fill="none" stroke="#ddd")");
+    out += SvgText((kPlotLeft + kPlotRight) / 2, (kPlotTop + bottom) / 2,
+                   "no successful request measured this", R"(text-anchor="middle" fill="#666")");
+    return out + "</svg>";
+  }
+  const Axis x = NiceAxis(s.min, s.max, 6, false);
+  const double steps = std::round((x.hi - x.lo) / x.step);
+  const double wanted = std::ceil(std::log2(static_cast<double>(s.count))) + 1;
+  const double per_step = std::max(1.0, std::round(wanted / steps));
+  const auto bins = static_cast<size_t>(steps * per_step);
+  const double bin_width = (x.hi - x.lo) / static_cast<double>(bins);
+  std::vector<int64_t> counts(bins, 0);
+  for (const double v : s.samples) {
+    const auto index = static_cast<int64_t>(std::floor((v - x.lo) / bin_width));
+    ++counts[static_cast<size_t>(std::clamp<int64_t>(index, 0, static_cast<int64_t>(bins) - 1))];
+  }
+  const int64_t most = *std::max_element(counts.begin(), counts.end());
+  Axis y = NiceAxis(0, static_cast<double>(most), 4, true);
+  if (y.step < 1) y = {0, std::max(1.0, static_cast<double>(most)), 1};
+  out += Axes(x, y, bottom, unit, "tasks");
+  for (size_t i = 0; i < bins; ++i) {
+    if (counts[i] == 0) continue;
+    const double left = x.At(x.lo + bin_width * static_cast<double>(i), kPlotLeft, kPlotRight);
+    const double right = x.At(x.lo + bin_width * static_cast<double>(i + 1), kPlotLeft, kPlotRight);
+    const double top = y.At(static_cast<double>(counts[i]), bottom, kPlotTop);
+    out += SvgRect(left + 0.5, top, right - left - 1, bottom - top, kBarFill);
+  }
+  const double median = x.At(s.median, kPlotLeft, kPlotRight);
+  out += SvgLine(median, kPlotTop, median, bottom,
+                 R"(stroke="#e45756" stroke-width="2" stroke-dasharray="4 3")");
+  out += SvgText(median + 4, kPlotTop + 10, fmt::format("median {:.1f}", s.median),
+                 R"(fill="#e45756" stroke="#fff" stroke-width="3" paint-order="stroke")");
+  return out + "</svg>";
+}
+
+std::string PrefillScatter(const std::vector<PrefillPoint>& points) {
+  const int height = 300;
+  const double bottom = height - 48;
+  const std::string title = "Prefill speed against prompt length";
+  std::string out = SvgOpen(kPlotWidth, height, title, false);
+  out += SvgText(0, 16, fmt::format("{} (n = {} requests)", title, points.size()),
+                 R"(font-weight="bold")");
+  if (points.empty()) {
+    out += SvgRect(kPlotLeft, kPlotTop, kPlotRight - kPlotLeft, bottom - kPlotTop,
+                   R"(fill="none" stroke="#ddd")");
+    out += SvgText((kPlotLeft + kPlotRight) / 2, (kPlotTop + bottom) / 2,
+                   "no successful request measured this", R"(text-anchor="middle" fill="#666")");
+    return out + "</svg>";
+  }
+  double max_x = 0, max_y = 0;
+  for (const auto& p : points) {
+    max_x = std::max(max_x, static_cast<double>(p.prompt_tokens));
+    max_y = std::max(max_y, p.prefill_tps);
+  }
+  const Axis x = NiceAxis(0, max_x, 6, true);
+  const Axis y = NiceAxis(0, max_y, 5, true);
+  out += Axes(x, y, bottom, "prompt tokens", "prefill tokens/s");
+  out += R"(<g fill="#4c78a8" fill-opacity="0.6">)";
+  for (const auto& p : points) {
+    out += fmt::format(R"(<circle cx="{}" cy="{}" r="3"/>)",
+                       Num(x.At(static_cast<double>(p.prompt_tokens), kPlotLeft, kPlotRight)),
+                       Num(y.At(p.prefill_tps, bottom, kPlotTop)));
+  }
+  return out + "</g></svg>";
+}
+
+// ---- HTML ----------------------------------------------------------------------------------
+
+// Cells are raw text, escaped here; columns after the first are right-aligned numbers unless
+// `text_columns` names them.
+std::string HtmlTable(const std::vector<std::string>& headers,
+                      const std::vector<std::vector<std::string>>& rows,
+                      const std::vector<size_t>& text_columns = {0}) {
+  auto is_text = [&text_columns](size_t c) {
+    return std::find(text_columns.begin(), text_columns.end(), c) != text_columns.end();
+  };
+  std::string out = "<table><thead><tr>";
+  for (size_t c = 0; c < headers.size(); ++c) {
+    out += (is_text(c) ? "<th>" : "<th class=\"n\">") + MarkupText(headers[c]) + "</th>";
+  }
+  out += "</tr></thead><tbody>\n";
+  for (const auto& row : rows) {
+    out += "<tr>";
+    for (size_t c = 0; c < headers.size(); ++c) {
+      out += (is_text(c) ? "<td>" : "<td class=\"n\">") +
+             MarkupText(c < row.size() ? row[c] : std::string()) + "</td>";
+    }
+    out += "</tr>\n";
+  }
+  return out + "</tbody></table>\n";
+}
+
+// Checks, once the page has loaded, that every chart has a non-zero rendered size, and leaves
+// the count where a headless browser's DOM dump shows it: <body data-charts="4/4">.
+constexpr std::string_view kChartCheckScript =
+    "(function () {\n"
+    "  function check() {\n"
+    "    var charts = document.querySelectorAll('svg.chart');\n"
+    "    var rendered = 0;\n"
+    "    for (var i = 0; i < charts.length; i++) {\n"
+    "      var box = charts[i].getBoundingClientRect();\n"
+    "      var content = charts[i].getBBox();\n"
+    "      if (box.width > 0 && box.height > 0 && content.width > 0 && content.height > 0) {\n"
+    "        rendered++;\n"
+    "      }\n"
+    "    }\n"
+    "    document.body.dataset.charts = rendered + '/' + charts.length;\n"
+    "  }\n"
+    "  if (document.readyState === 'complete') check();\n"
+    "  else window.addEventListener('load', check);\n"
+    "})();\n";
+
+std::string Base64FromHex(std::string_view hex) {
+  constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::vector<unsigned char> bytes;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    bytes.push_back(
+        static_cast<unsigned char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const uint32_t chunk = (bytes[i] << 16) | (i + 1 < bytes.size() ? bytes[i + 1] << 8 : 0) |
+                           (i + 2 < bytes.size() ? bytes[i + 2] : 0);
+    out += kAlphabet[(chunk >> 18) & 63];
+    out += kAlphabet[(chunk >> 12) & 63];
+    out += i + 1 < bytes.size() ? kAlphabet[(chunk >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kAlphabet[chunk & 63] : '=';
+  }
+  return out;
+}
+
+// Nothing may be fetched, and only the chart check may run: even text that slipped past
+// escaping could neither load nor execute anything.
+std::string ContentSecurityPolicy() {
+  return "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" +
+         Base64FromHex(Sha256Hex(kChartCheckScript)) + "'";
+}
+
+constexpr std::string_view kStyle =
+    "body{font-family:system-ui,sans-serif;max-width:1000px;margin:24px auto;padding:0 16px;"
+    "color:#222}"
+    "h1{font-size:1.5em;margin-bottom:4px}h2{margin-top:32px;border-bottom:1px solid #ddd}"
+    ".meta{color:#555}.headline{font-size:1.2em;background:#f4f6f8;padding:12px;"
+    "border-radius:6px}"
+    "table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ddd;padding:3px 8px;"
+    "text-align:left;vertical-align:top}.n{text-align:right;font-variant-numeric:tabular-nums}"
+    "svg.chart{display:block;max-width:100%;height:auto;margin:12px 0}"
+    ".note{color:#555;font-size:.9em}code{background:#f4f6f8;padding:0 3px}";
+
+std::string HtmlList(const std::vector<ReasonCount>& reasons) {
+  std::string out = "<ul>";
+  for (const auto& r : reasons) {
+    out += fmt::format("<li>{} × {}</li>", r.count,
+                       MarkupText(r.reason.empty() ? "(no reason given)" : r.reason));
+  }
+  return out + "</ul>\n";
+}
+
+std::string HtmlTaskTable(const RunData& run) {
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(run.tasks.size());
+  for (const auto& t : run.tasks) {
+    rows.push_back({t.task_id, DimensionName(t.dimension), t.difficulty, Fixed(t.weight, 2),
+                    GradeStatusName(t.grade.status),
+                    LeftOut(t.grade.status) ? std::string(kAbsent) : Fixed(TaskScore(t.grade), 1),
+                    t.grade.passed ? "yes" : "no", std::to_string(t.requests.size()),
+                    Fixed(t.wall_s, 1), t.grade.reason});
+  }
+  return HtmlTable({"task", "dimension", "difficulty", "weight", "status", "score", "passed",
+                    "requests", "wall s", "reason"},
+                   rows, {0, 1, 2, 4, 6, 9});
+}
+
+// ---- card ----------------------------------------------------------------------------------
+
+// The figure and the label of one card line, "—" where nothing was measured.
+std::string MedianText(const Summary& s, int decimals, std::string_view unit) {
+  if (s.count == 0) return std::string(kAbsent);
+  return fmt::format("{:.{}f} {}", s.median, decimals, unit);
+}
+
+}  // namespace
+
+RunScores ScoreRun(const RunData& run) {
+  RunScores s;
+  Coverage& c = s.coverage;
+  std::map<std::string, DimensionParts> dimensions;
+  std::map<std::string, int64_t> skipped_reasons, env_error_reasons;
+  std::vector<double> decode, ttft, prefill;
+  decode.reserve(run.tasks.size());
+  ttft.reserve(run.tasks.size());
+  prefill.reserve(run.tasks.size());
+
+  for (const TaskResult& task : run.tasks) {
+    const GradeStatus status = task.grade.status;
+    DimensionParts& parts = dimensions[task.dimension];
+    DimensionScore& d = parts.figures;
+    ++c.finished;
+    ++c.by_status[GradeStatusName(status)];
+    if (status == GradeStatus::kSkipped) {
+      ++c.skipped;
+      ++d.skipped;
+      ++skipped_reasons[task.grade.reason];
+    } else {
+      ++c.run;
+    }
+    if (status == GradeStatus::kEnvError) {
+      ++c.env_errors;
+      ++d.env_errors;
+      ++env_error_reasons[task.grade.reason];
+    }
+    const bool empty_left_out = ZxEmptyOutput(run.info, task);
+    if (empty_left_out) ++c.empty_output;
+    if (!LeftOut(status) && !empty_left_out) {
+      ++c.scored;
+      ++d.scored_tasks;
+      if (status == GradeStatus::kGraded) ++c.graded;
+      if (CountsAsZero(status)) {
+        ++c.zero;
+        ++d.zero_tasks;
+      }
+      if (task.grade.passed) ++d.passed;
+      Item* item = nullptr;
+      if (task.group.empty()) {
+        item = &parts.items.emplace_back();
+      } else {
+        const auto [it, inserted] = parts.group_items.emplace(task.group, parts.items.size());
+        if (inserted) parts.items.emplace_back();
+        item = &parts.items[it->second];
+      }
+      item->score_sum += TaskScore(task.grade);
+      item->weight_sum += TaskWeight(task);
+      ++item->members;
+    }
+
+    MeanOf task_decode, task_ttft, task_prefill;
+    for (const RequestRecord& request : task.requests) {
+      const RequestMetrics m = ComputeMetrics(request);
+      AddTokens(request, m, task, s.tokens);
+      if (!request.ok()) {
+        ++s.speed.failed_requests;
+        continue;
+      }
+      ++s.speed.ok_requests;
+      task_decode.Add(m.decode_tps);
+      task_ttft.Add(m.ttft_ms);
+      task_prefill.Add(m.prefill_tps);
+      if (m.prefill_tps && std::isfinite(*m.prefill_tps) && m.prompt_tokens >= 0) {
+        s.speed.prefill_points.push_back({m.prompt_tokens, *m.prefill_tps});
+      }
+    }
+    task_decode.AppendTo(decode);
+    task_ttft.AppendTo(ttft);
+    task_prefill.AppendTo(prefill);
+  }
+  c.planned = run.info.planned_tasks;
+  c.not_run = std::max<int64_t>(0, c.planned - c.finished);
+  c.skipped_reasons = SortedReasons(skipped_reasons);
+  c.env_error_reasons = SortedReasons(env_error_reasons);
+  s.speed.decode_tps = Summarize(std::move(decode));
+  s.speed.ttft_ms = Summarize(std::move(ttft));
+  s.speed.prefill_tps = Summarize(std::move(prefill));
+
+  // Overall: the dimensions' scores weighted by the suite's dimension weights, renormalised over
+  // the dimensions that have a score; the dimensions are independent samples, so the variance of
+  // the overall is Σ a² SE².
+  double total_weight = 0;
+  for (auto& [name, parts] : dimensions) {
+    parts.figures.dimension = name;
+    parts.figures.suite_weight = SuiteWeight(run.info, name);
+    ScoreDimension(parts);
+    if (parts.figures.has_score) total_weight += parts.figures.suite_weight;
+    s.scored_tasks += parts.figures.scored_tasks;
+    s.passed += parts.figures.passed;
+  }
+  double variance = 0;
+  for (auto& [name, parts] : dimensions) {
+    DimensionScore& d = parts.figures;
+    if (!d.has_score || total_weight <= 0) continue;
+    d.overall_weight = d.suite_weight / total_weight;
+    s.overall += d.overall_weight * d.score;
+    variance += d.overall_weight * d.overall_weight * d.standard_error * d.standard_error;
+  }
+  if (total_weight > 0) {
+    s.has_score = true;
+    s.overall_standard_error = std::sqrt(variance);
+    s.overall_ci95 = {std::max(0.0, s.overall - kConfidenceZ95 * s.overall_standard_error),
+                      std::min(kMaxScore, s.overall + kConfidenceZ95 * s.overall_standard_error)};
+  }
+
+  s.dimensions.reserve(dimensions.size());
+  for (auto& [name, parts] : dimensions) s.dimensions.push_back(std::move(parts.figures));
+  std::stable_sort(s.dimensions.begin(), s.dimensions.end(),
+                   [](const DimensionScore& a, const DimensionScore& b) {
+                     return a.suite_weight > b.suite_weight;
+                   });
+  return s;
+}
+
+std::string RenderRunMarkdown(const RunData& run) {
+  const RunScores s = ScoreRun(run);
+  std::string out = MdHeader(run) + MdHeadline(s);
+
+  out += "## Scores by dimension\n\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& d : s.dimensions) rows.push_back(DimensionCells(d));
+  out += MdTable(kDimensionHeaders, rows) + "\n";
+  out += MdText(kMethodNote) + "\n\n";
+
+  out += "## Speed across tasks\n\n";
+  rows.clear();
+  for (const auto& figure : kTaskSpeedFigures) rows.push_back(SpeedFigureCells(figure, s.speed));
+  out += MdTable(kTaskSpeedHeaders, rows) + "\n";
+  out += fmt::format(
+      "Each task counts once: the mean over its successful requests ({} ok, {} failed).\n\n",
+      s.speed.ok_requests, s.speed.failed_requests);
+
+  if (!run.speed.is_null()) {
+    out += "## " + MdText(SpeedTitle(run.speed)) + "\n\n";
+    rows.clear();
+    for (const auto& row : SpeedRows(run.speed)) rows.push_back(SpeedCells(row));
+    out += rows.empty() ? "No tests ran.\n\n" : MdTable(kSpeedHeaders, rows) + "\n";
+    out += MdText(kSpeedFootnote) + "\n\n";
+  }
+
+  out += "## Tokens\n\n";
+  const TokenTotals& t = s.tokens;
+  out += MdTable(kTokenHeaders, TokenRows(s)) + "\n";
+  out += fmt::format("Over {} requests; reasoning/answer split {}.\n\n", t.requests,
+                     MdText(TokenNote(t)));
+
+  const Coverage& c = s.coverage;
+  out += "## Coverage\n\n";
+  out += fmt::format(
+      "- planned {}, finished {}, sent to the model {}, not yet run {}\n"
+      "- scored {} (graded {}, counted as 0: {})\n"
+      "- skipped {}, environment errors {} (left out of the score)\n\n",
+      c.planned, c.finished, c.run, c.not_run, c.scored, c.graded, MdText(ZeroText(c)), c.skipped,
+      c.env_errors);
+  out += MdReasons("Skipped", c.skipped_reasons);
+  out += MdReasons("Environment errors", c.env_error_reasons);
+
+  out += "## Event log\n\n";
+  if (run.events.empty()) {
+    out += "No events.\n\n";
+  } else {
+    rows.clear();
+    for (const auto& e : run.events) rows.push_back({e.at, e.kind, e.message});
+    out += MdTable({"at", "kind", "message"}, rows, {0, 1, 2}) + "\n";
+  }
+  out += "result hash: (not yet exported)\n";
+  return out;
+}
+
+std::string RenderRunHtml(const RunData& run) {
+  const RunScores s = ScoreRun(run);
+  const RunInfo& info = run.info;
+  const std::string model = ModelName(run);
+  std::string out;
+  out.reserve(16384 + run.tasks.size() * 400);
+  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += "<meta http-equiv=\"Content-Security-Policy\" content=\"" +
+         MarkupText(ContentSecurityPolicy()) + "\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += "<title>evalrun report — " + MarkupText(model) + "</title>\n";
+  out += "<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+
+  out += "<h1>evalrun report — " + MarkupText(model) + "</h1>\n";
+  std::vector<std::string> parts;
+  parts.push_back("suite: " + MarkupText(SuiteText(info)));
+  if (std::string server = ServerText(run); !server.empty()) {
+    parts.push_back("server: " + MarkupText(server));
+  }
+  parts.push_back("GPUs: " + MarkupText(GpuText(info.environment)));
+  if (!info.endpoint.empty())
+    parts.push_back("endpoint: <code>" + MarkupText(info.endpoint) + "</code>");
+  out += "<p class=\"meta\">" + Join(parts, " · ") + "</p>\n";
+  parts.clear();
+  parts.push_back("run <code>" + MarkupText(info.id) + "</code> (" + MarkupText(info.status) + ")");
+  if (!info.created_at.empty()) parts.push_back("started " + MarkupText(info.created_at));
+  if (!info.evalrun_version.empty()) parts.push_back("evalrun " + MarkupText(info.evalrun_version));
+  for (const auto& [key, value] : info.labels) {
+    parts.push_back("<code>" + MarkupText(key + "=" + value) + "</code>");
+  }
+  out += "<p class=\"meta\">" + Join(parts, " · ") + "</p>\n";
+
+  out += "<p class=\"headline\">";
+  out += s.has_score ? fmt::format("<strong>Overall: {:.1f} / 100</strong> (95% CI {})", s.overall,
+                                   IntervalText(s.overall_ci95))
+                     : std::string("<strong>Overall: no score</strong> (no task was scored)");
+  out += " · coverage: " + MarkupText(CoverageText(s.coverage));
+  out += fmt::format(" · pass rate {} ({}/{})</p>\n", Percent(s.passed, s.scored_tasks), s.passed,
+                     s.scored_tasks);
+
+  out += "<h2>Scores by dimension</h2>\n" + ScoreChart(s) + "\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& d : s.dimensions) rows.push_back(DimensionCells(d));
+  out += HtmlTable(kDimensionHeaders, rows);
+  out += "<p class=\"note\">" + MarkupText(kMethodNote) + "</p>\n";
+
+  out += "<h2>Speed across tasks</h2>\n";
+  out += Histogram(s.speed.decode_tps, "Decode tokens/s per task", "decode tokens/s") + "\n";
+  out += Histogram(s.speed.ttft_ms, "Time to first token per task", "TTFT ms") + "\n";
+  rows.clear();
+  for (const auto& figure : kTaskSpeedFigures) rows.push_back(SpeedFigureCells(figure, s.speed));
+  out += HtmlTable(kTaskSpeedHeaders, rows);
+  out += fmt::format(
+      "<p class=\"note\">Each task counts once: the mean over its successful requests ({} ok, {} "
+      "failed).</p>\n",
+      s.speed.ok_requests, s.speed.failed_requests);
+  out += "<h2>Prefill speed against prompt length</h2>\n" + PrefillScatter(s.speed.prefill_points) +
+         "\n";
+
+  if (!run.speed.is_null()) {
+    out += "<h2>" + MarkupText(SpeedTitle(run.speed)) + "</h2>\n";
+    rows.clear();
+    for (const auto& row : SpeedRows(run.speed)) rows.push_back(SpeedCells(row));
+    out += rows.empty() ? "<p>No tests ran.</p>\n" : HtmlTable(kSpeedHeaders, rows);
+    out += "<p class=\"note\">" + MarkupText(kSpeedFootnote) + "</p>\n";
+  }
+
+  const TokenTotals& t = s.tokens;
+  out += "<h2>Tokens</h2>\n";
+  out += HtmlTable(kTokenHeaders, TokenRows(s));
+  out += fmt::format("<p class=\"note\">Over {} requests; reasoning/answer split {}.</p>\n",
+                     t.requests, MarkupText(TokenNote(t)));
+
+  const Coverage& c = s.coverage;
+  out += "<h2>Coverage</h2>\n<ul>";
+  out += fmt::format("<li>planned {}, finished {}, sent to the model {}, not yet run {}</li>",
+                     c.planned, c.finished, c.run, c.not_run);
+  out += fmt::format("<li>scored {} (graded {}, counted as 0: {})</li>", c.scored, c.graded,
+                     MarkupText(ZeroText(c)));
+  out += fmt::format("<li>skipped {}, environment errors {} (left out of the score)</li></ul>\n",
+                     c.skipped, c.env_errors);
+  if (!c.skipped_reasons.empty()) out += "<h3>Skipped</h3>\n" + HtmlList(c.skipped_reasons);
+  if (!c.env_error_reasons.empty()) {
+    out += "<h3>Environment errors</h3>\n" + HtmlList(c.env_error_reasons);
+  }
+
+  out += "<h2>Event log</h2>\n";
+  if (run.events.empty()) {
+    out += "<p>No events.</p>\n";
+  } else {
+    rows.clear();
+    for (const auto& e : run.events) rows.push_back({e.at, e.kind, e.message});
+    out += HtmlTable({"at", "kind", "message"}, rows, {0, 1, 2});
+  }
+
+  out += fmt::format("<details><summary>Tasks ({})</summary>\n", run.tasks.size());
+  out += HtmlTaskTable(run) + "</details>\n";
+  out += "<p class=\"note\">result hash: (not yet exported)</p>\n";
+  out += "<script>" + std::string(kChartCheckScript) + "</script>\n</body>\n</html>\n";
+  return out;
+}
+
+std::string RenderCardSvg(const RunData& run) {
+  const RunScores s = ScoreRun(run);
+  const BarLayout bars{
+      .x = 24, .y = 118, .label_width = 170, .bar_width = 250, .row_height = 20, .label_chars = 24};
+  const int width = 640;
+  const double footer = bars.y + BarsHeight(s, bars) + 8;
+  const int height = static_cast<int>(footer + 84);
+  std::string out = SvgOpen(width, height, "evalrun result card", true);
+  out += SvgRect(0.5, 0.5, width - 1, height - 1, R"(fill="#fff" stroke="#ccc" rx="8")");
+  out += SvgText(24, 34, Truncate(CleanText(ModelName(run)), 44),
+                 R"(font-size="20" font-weight="bold")");
+  std::string rig = GpuText(run.info.environment);
+  if (std::string server = ServerText(run); !server.empty()) rig += " · " + server;
+  out += SvgText(24, 56, Truncate(CleanText(rig), 90), kMuted);
+  if (s.has_score) {
+    // Numbers only: nothing here needs escaping.
+    out +=
+        fmt::format(R"(<text x="24" y="98"><tspan font-size="34" font-weight="bold">{:.1f}</tspan>)"
+                    R"(<tspan font-size="15"> / 100 overall · 95% CI {}</tspan></text>)",
+                    s.overall, IntervalText(s.overall_ci95));
+  } else {
+    out += SvgText(24, 98, "no score: no task was scored", R"(font-size="18")");
+  }
+  out += ScoreBars(s, bars);
+  out += SvgText(
+      24, footer,
+      fmt::format("decode {} · prefill {} · TTFT {} (medians over tasks)",
+                  MedianText(s.speed.decode_tps, 1, "t/s"),
+                  MedianText(s.speed.prefill_tps, 0, "t/s"), MedianText(s.speed.ttft_ms, 0, "ms")));
+  out += SvgText(24, footer + 20, "coverage: " + CoverageText(s.coverage));
+  out += SvgText(24, footer + 40,
+                 Truncate(CleanText(SuiteText(run.info) + " · run " + run.info.id +
+                                    (run.info.evalrun_version.empty()
+                                         ? std::string()
+                                         : " · evalrun " + run.info.evalrun_version)),
+                          90),
+                 kMuted);
+  out += SvgText(24, footer + 60, "result hash: —", kMuted);
+  return out + "</svg>\n";
+}
+
+void WriteReportFiles(const RunData& run, const std::string& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    throw Error(fmt::format("cannot create the report folder {}: {}", dir, error.message()));
+  }
+  const std::array<std::string, 3> texts = {RenderRunMarkdown(run), RenderRunHtml(run),
+                                            RenderCardSvg(run)};
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const std::string path = (std::filesystem::path(dir) / kReportFileNames[i]).string();
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    if (file) file.write(texts[i].data(), static_cast<std::streamsize>(texts[i].size()));
+    if (file) file.close();
+    if (!file) {
+      throw Error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    }
+  }
+}
+
+}  // namespace evalrun

@@ -1,0 +1,68 @@
+#pragma once
+// `evalrun suite`: the overnight capability-plus-speed run (DESIGN.md section 3). Selects the
+// tasks, opens or resumes a run in the results store, runs every task at a fixed concurrency
+// while recording each request, grades, commits one transaction per task, pauses while the
+// endpoint is away, runs the quick speed protocol after the tasks, and writes the report.
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/task.h"
+#include "plugins/openai_backend.h"
+#include "plugins/server_probe.h"
+#include "tasks/git_source.h"
+
+namespace evalrun {
+
+struct SuiteRunConfig {
+  std::string suite_spec;                // SUITE as given
+  ResolveOptions resolve;                // --suite-repo
+  std::string endpoint;                  // base URL, normalised
+  std::string model;                     // "" -> the server's first model
+  int concurrency = 1;                   // tasks in flight at once
+  int64_t max_tokens = -1;               // for tasks that set none; -1: none sent
+  std::optional<Thinking> thinking;      // overrides the tasks' own setting when given
+  std::vector<std::string> filters;      // "dimension=X", "id=GLOB", "difficulty=X", "tag=X"
+  int64_t limit = -1;                    // first N selected tasks; -1: all
+  std::optional<int64_t> quick;          // N tasks per dimension, seeded sample
+  uint64_t seed = 0;                     // for --quick
+  std::string db = "evalrun.db";
+  std::optional<std::string> resume;     // "" = the latest unfinished suite run
+  bool no_speed = false;
+  double wait_endpoint_s = 30 * 60;      // how long to wait for an endpoint that went away
+  std::map<std::string, std::string> labels;
+  std::string out_dir;                   // "" -> evalrun-reports/<run id>
+  bool quiet = false;
+  bool unsafe_no_sandbox = false;
+  std::optional<ServerKind> server_kind;
+  double idle_timeout_s = 120;           // longest silence inside one response
+  double connect_timeout_s = 10;
+  int max_retries = 3;                   // per task, for environment failures, while reachable
+  double retry_backoff_s = 1;            // first backoff; doubles each time
+  double probe_interval_s = 2;           // while paused
+  double interrupt_grace_s = 5;          // first Ctrl-C: in-flight requests get this long
+  int64_t log_every_tasks = 25;          // without a terminal: a line every N tasks ...
+  double log_every_s = 60;               // ... or every this many seconds
+  bool capture_environment = true;
+  std::string command_line;              // for the resume hint
+};
+
+// Task selection (also used by tests): filter, then --quick or --limit. Skipped tasks (a
+// skip_reason) are kept: they are recorded with their reason. Throws Error for a bad filter
+// ("--filter 'dimesion=x': unknown key 'dimesion', did you mean 'dimension'?").
+std::vector<const Task*> SelectTasks(const Suite& suite, const SuiteRunConfig& config);
+
+// The per-request total deadline: 120 s + prompt tokens / 50 + max_tokens x 1 s (1 token/s is
+// slower than any rig evalrun is meant for); unknown max_tokens counts as 32,768.
+double RequestDeadline(int64_t prompt_tokens, int64_t max_tokens);
+
+// Runs (or resumes) a suite run; returns the exit code (0, 1, 2, 130). `stop` is the first
+// Ctrl-C; `log` receives human lines (stderr). Throws Error for configuration problems before
+// anything runs.
+int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::ostream& log);
+
+}  // namespace evalrun
