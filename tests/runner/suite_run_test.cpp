@@ -16,6 +16,7 @@
 #include <thread>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/sha256.h"
@@ -406,4 +407,77 @@ TEST_CASE("suite run: request deadlines follow max_tokens, never a fixed cloud t
   CHECK(evalrun::RequestDeadline(-1, 256) == 120 + 256);
   CHECK(evalrun::RequestDeadline(5000, 1024) == 120 + 100 + 1024);
   CHECK(evalrun::RequestDeadline(-1, -1) == 120 + 32768);
+}
+
+namespace {
+
+// The binary run to completion: its exit code and stderr (stdout is discarded).
+struct Output {
+  int code = -1;
+  std::string err;
+};
+
+Output RunEvalrun(const std::vector<std::string>& args, const TempDir& dir) {
+  const Child child = Spawn(args, dir.File("cmd.err"));
+  Output o;
+  o.code = Wait(child, 120);
+  o.err = Slurp(child.err_path);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("suite run: evalrun runs lists the run, evalrun report renders it, speed --db stores a "
+          "speed run",
+          "[runner][suite]") {
+  TempDir dir;
+  const fs::path suite = dir.path / "synthetic";
+  MockServer mock(FastMock(WriteSyntheticSuite(suite, 6)));
+  mock.Start();
+  const std::string db = dir.File("r.db");
+  REQUIRE(Wait(Spawn(SuiteArgs(suite.string(), mock, db, 1), dir.File("a.err"))) == 0);
+  const std::string run_id = OnlyRun(db);
+
+  const std::string json_path = dir.File("report.json");
+  const std::string card_path = dir.File("card.svg");
+  REQUIRE(RunEvalrun({"report", run_id, "--db", db, "-o", "json", "--out", json_path, "--card",
+                      card_path},
+                     dir)
+              .code == 0);
+  const nlohmann::json report = nlohmann::json::parse(Slurp(json_path));
+  // Tasks 0, 1, 3, 4 answer right, 2 and 5 wrong (i % 3 == 2): 4 of 6 passed.
+  CHECK(report.at("passed") == 4);
+  CHECK(report.at("scored_tasks") == 6);
+  CHECK(report.at("coverage").at("planned") == 6);
+  CHECK(Slurp(card_path).rfind("<svg", 0) == 0);
+
+  const Output missing = RunEvalrun({"report", "r-nope", "--db", db}, dir);
+  CHECK(missing.code == 2);
+  CHECK(missing.err == "evalrun: error: " + db + ": no run r-nope (evalrun runs lists them)\n");
+  const Output bad_format = RunEvalrun({"report", run_id, "--db", db, "-o", "htm"}, dir);
+  CHECK(bad_format.code == 2);
+  CHECK(bad_format.err == "evalrun: error: -o 'htm': expected md, html or json (did you mean "
+                          "'html'?)\n");
+  const Output no_db = RunEvalrun({"runs", "--db", dir.File("none.db")}, dir);
+  CHECK(no_db.code == 2);
+  CHECK(no_db.err == "evalrun: error: " + dir.File("none.db") +
+                         ": no results database here (--db names another)\n");
+
+  REQUIRE(RunEvalrun({"speed", "--endpoint", mock.base_url(), "-p", "64", "-n", "8", "-r", "1",
+                      "-c", "1", "--no-env", "--quiet", "--db", db, "--out", dir.File("s.md")},
+                     dir)
+              .code == 0);
+  ResultStore store(db);
+  const auto runs = store.ListRuns();
+  REQUIRE(runs.size() == 2);
+  int speed_runs = 0;
+  for (const auto& run : runs) {
+    if (run.kind != "speed") continue;
+    ++speed_runs;
+    CHECK(run.status == "finished");
+    const nlohmann::json speed = store.LoadRun(run.id).speed;
+    CHECK(speed.at("kind") == "evalrun.speed");
+    CHECK(speed.at("tests").size() >= 2);
+  }
+  CHECK(speed_runs == 1);
 }
