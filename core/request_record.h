@@ -49,6 +49,15 @@ struct ServerTimings {
   nlohmann::json raw_meta_info;                     // SGLang `meta_info`, verbatim
 };
 
+// One function call the model asked for, assembled from streamed `tool_calls` fragments, read
+// from a non-streamed `message.tool_calls`, or parsed from text by plugins/tool_call_text.h.
+struct ToolCall {
+  std::string id;         // the server's call id ("call_a"); made up for calls parsed from text
+  std::string name;       // function.name
+  std::string arguments;  // function.arguments: raw JSON text as sent (may be invalid JSON)
+  int64_t index = 0;      // the server's `index` for the call, or its position
+};
+
 struct RequestRecord {
   // Set by the caller before sending.
   std::string label;                 // what this request measured, e.g. "pp512#3"
@@ -73,6 +82,9 @@ struct RequestRecord {
   std::string content;         // the answer text
   std::string reasoning;       // reasoning_content / reasoning deltas, kept apart
   std::string finish_reason;   // "stop", "length", "tool_calls", ... ("" if none arrived)
+  std::vector<ToolCall> tool_calls;  // native tool calls, in the order their first fragment came
+  int64_t first_tool_call_ns = -1;   // first event carrying a tool_calls fragment (not a text
+                                     // event: the timing fields above count content/reasoning)
   std::string model;           // as echoed by the server
   std::string system_fingerprint;
   Usage usage;

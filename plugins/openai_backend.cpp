@@ -36,6 +36,10 @@ nlohmann::json BuildChatBody(const ChatRequest& request, const ServerInfo& serve
   if (request.cache_prompt && server.understands_cache_prompt) {
     body["cache_prompt"] = *request.cache_prompt;
   }
+  if (request.tools.is_array() && !request.tools.empty()) {
+    body["tools"] = request.tools;
+    if (!request.tool_choice.is_null()) body["tool_choice"] = request.tool_choice;
+  }
   body["stream"] = request.stream;
   if (request.stream) body["stream_options"] = {{"include_usage", true}};
   for (const auto& [key, value] : request.extra.items()) body[key] = value;
@@ -121,6 +125,62 @@ void ReadMetaInfo(const nlohmann::json& meta, RequestRecord& record) {
   if (record.usage.cached_tokens < 0) record.usage.cached_tokens = Count(meta, "cached_tokens");
 }
 
+// The call a `tool_calls` element belongs to, created when its index is new. Elements without
+// an `index` (outside the OpenAI format, but seen) take `position` when it is given (a
+// non-streamed message lists whole calls), else continue the last call unless they bring a new
+// id.
+ToolCall& CallFor(const nlohmann::json& element, std::vector<ToolCall>& calls,
+                  std::optional<int64_t> position) {
+  int64_t index = -1;
+  if (auto it = element.find("index"); it != element.end() && it->is_number_integer()) {
+    index = it->get<int64_t>();
+  } else if (position) {
+    index = *position;
+  } else {
+    auto id = element.find("id");
+    const std::string* text =
+        id != element.end() && id->is_string() ? &id->get_ref<const std::string&>() : nullptr;
+    const bool new_id = text && !text->empty() && (calls.empty() || calls.back().id != *text);
+    if (!calls.empty() && !new_id) return calls.back();
+    index = calls.empty() ? 0 : calls.back().index + 1;
+  }
+  for (ToolCall& call : calls) {
+    if (call.index == index) return call;
+  }
+  ToolCall& call = calls.emplace_back();
+  call.index = index;
+  return call;
+}
+
+// Merges one `tool_calls` element (a streamed fragment or a whole call) into `calls`: id and
+// name are kept from the first fragment that has them (a server that repeats them is not
+// doubled; a name split across fragments is joined), argument text is appended as sent.
+void MergeToolCall(const nlohmann::json& element, std::vector<ToolCall>& calls,
+                   std::optional<int64_t> position) {
+  if (!element.is_object()) return;
+  ToolCall& call = CallFor(element, calls, position);
+  if (auto id = element.find("id"); id != element.end() && id->is_string() && call.id.empty()) {
+    call.id = id->get<std::string>();
+  }
+  auto function = element.find("function");
+  if (function == element.end() || !function->is_object()) return;
+  if (auto name = function->find("name"); name != function->end() && name->is_string()) {
+    const auto& text = name->get_ref<const std::string&>();
+    if (call.name.empty()) {
+      call.name = text;
+    } else if (text != call.name) {
+      call.name += text;
+    }
+  }
+  if (auto args = function->find("arguments"); args != function->end()) {
+    if (args->is_string()) {
+      call.arguments += args->get_ref<const std::string&>();
+    } else if (!args->is_null()) {
+      call.arguments += args->dump();  // an object where the format says string: kept as JSON
+    }
+  }
+}
+
 }  // namespace
 
 ChatStreamReader::ChatStreamReader(RequestRecord& record) : record_(record) {}
@@ -186,6 +246,7 @@ void ChatStreamReader::ReadStreamChunk(std::string_view data) {
     record_.content += fields_.content;
     record_.reasoning += fields_.reasoning;
   }
+  if (!fields_.tool_calls_json.empty()) ReadToolCallFragments();
   if (!fields_.finish_reason.empty()) record_.finish_reason = fields_.finish_reason;
   if (record_.model.empty() && !fields_.model.empty()) record_.model = fields_.model;
   if (record_.system_fingerprint.empty() && !fields_.system_fingerprint.empty()) {
@@ -209,6 +270,18 @@ void ChatStreamReader::ApplyRareFields() {
   if (!fields_.error_json.empty()) {
     Fail(RequestOutcome::kStreamError, "server error in stream: " + ErrorText(parse(fields_.error_json)));
   }
+}
+
+// Tool-call fragments come in a few events per call, not on every token of plain answers: they
+// are parsed with nlohmann only when the chunk has them; argument text is appended in place.
+void ChatStreamReader::ReadToolCallFragments() {
+  const std::string_view text = fields_.tool_calls_json;
+  const auto array = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  if (!array.is_array()) return;  // ReadChunk already checked it is well-formed JSON
+  if (record_.first_tool_call_ns < 0) {
+    record_.first_tool_call_ns = NanosBetween(record_.t_send, arrived_);
+  }
+  for (const auto& element : array) MergeToolCall(element, record_.tool_calls, std::nullopt);
 }
 
 void ChatStreamReader::ReadJsonBody(std::string_view body) {
@@ -245,6 +318,12 @@ void ChatStreamReader::ReadJsonBody(std::string_view body) {
       }
       if (auto c = m->find("content"); c != m->end() && c->is_string()) {
         record_.content = c->get<std::string>();
+      }
+      if (auto calls = m->find("tool_calls"); calls != m->end() && calls->is_array()) {
+        for (size_t i = 0; i < calls->size(); ++i) {
+          MergeToolCall((*calls)[i], record_.tool_calls, static_cast<int64_t>(i));
+        }
+        if (!record_.tool_calls.empty()) record_.first_tool_call_ns = at;
       }
     }
     if (auto f = choice.find("finish_reason"); f != choice.end() && f->is_string()) {

@@ -34,6 +34,11 @@ struct ChatRequest {
   bool ignore_eos = false;           // sent only where the server understands it
   std::optional<bool> cache_prompt;  // sent only where the server understands it (llama.cpp)
   bool stream = true;                // with stream_options.include_usage
+  // OpenAI `tools` (an array of {"type": "function", "function": {...}}); sent when non-empty,
+  // with `tool_choice` unless that is null. Assistant messages with `tool_calls` and `role: tool`
+  // answers go in `messages`, which is sent verbatim.
+  nlohmann::json tools = nlohmann::json::array();
+  nlohmann::json tool_choice = "auto";
   nlohmann::json extra = nlohmann::json::object();  // merged last, verbatim
 };
 
@@ -45,7 +50,9 @@ nlohmann::json BuildChatBody(const ChatRequest& request, const ServerInfo& serve
 HttpRequest MakeChatHttpRequest(const std::string& base_url, const nlohmann::json& body,
                                 double idle_timeout_s, double total_timeout_s);
 
-// Reads one chat completion response into `record` as its bytes arrive. Thread-compatible: one
+// Reads one chat completion response into `record` as its bytes arrive. Streamed `tool_calls`
+// fragments are assembled by `index` into record.tool_calls: the first fragment of an index
+// brings id and function.name, later ones append to function.arguments. Thread-compatible: one
 // reader per request, used on the event-loop thread. The record must outlive the transfer.
 class ChatStreamReader : public StreamSink, private SseHandler {
  public:
@@ -63,6 +70,7 @@ class ChatStreamReader : public StreamSink, private SseHandler {
   void ReadStreamChunk(std::string_view data);
   void ReadJsonBody(std::string_view body);
   void ApplyRareFields();
+  void ReadToolCallFragments();
   void Fail(RequestOutcome outcome, std::string message);
 
   RequestRecord& record_;

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "plugins/tool_call_text.h"
 #include "tests/support/fixtures.h"
 
 using namespace evalrun;
@@ -227,4 +228,256 @@ TEST_CASE("backend: no usage means token counts estimated from text events", "[b
   CHECK(r.ok());
   CHECK_FALSE(r.usage_reported);
   CHECK(r.completion_tokens() == 2);
+}
+
+// ---- Tool calls ----
+
+namespace {
+
+nlohmann::json BashTool() {
+  return {{"type", "function"},
+          {"function",
+           {{"name", "bash"},
+            {"description", "Run a command"},
+            {"parameters",
+             {{"type", "object"},
+              {"properties", {{"command", {{"type", "string"}}}}},
+              {"required", {"command"}}}}}}};
+}
+
+// A call as the agent loop compares calls: its name and its arguments as parsed JSON.
+std::vector<std::pair<std::string, nlohmann::json>> Calls(const std::vector<ToolCall>& calls) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  for (const ToolCall& call : calls) {
+    out.emplace_back(call.name, nlohmann::json::parse(call.arguments));
+  }
+  return out;
+}
+
+// One SSE chunk whose delta carries `content`.
+std::string ContentChunk(const std::string& content) {
+  const nlohmann::json chunk = {{"choices", {{{"index", 0}, {"delta", {{"content", content}}}}}}};
+  return "data: " + chunk.dump() + "\n\n";
+}
+
+}  // namespace
+
+TEST_CASE("backend: tools and tool_choice are sent when there are tools", "[backend][tool_calls]") {
+  ChatRequest r;
+  r.messages = nlohmann::json::array(
+      {{{"role", "user"}, {"content", "list the files"}},
+       {{"role", "assistant"},
+        {"content", nullptr},
+        {"tool_calls",
+         {{{"id", "call_a"},
+           {"type", "function"},
+           {"function", {{"name", "bash"}, {"arguments", "{\"command\": \"ls\"}"}}}}}}},
+       {{"role", "tool"}, {"tool_call_id", "call_a"}, {"content", "main.c\n"}}});
+  SECTION("no tools: neither key") {
+    const auto body = BuildChatBody(r, Llama());
+    CHECK_FALSE(body.contains("tools"));
+    CHECK_FALSE(body.contains("tool_choice"));
+  }
+  SECTION("tools: sent with tool_choice auto, and the conversation verbatim") {
+    r.tools = nlohmann::json::array({BashTool()});
+    const auto body = BuildChatBody(r, Llama());
+    CHECK(body["tools"] == r.tools);
+    CHECK(body["tool_choice"] == "auto");
+    CHECK(body["messages"] == r.messages);
+    CHECK(body["messages"][1]["tool_calls"][0]["id"] == "call_a");
+    CHECK(body["messages"][2]["role"] == "tool");
+  }
+  SECTION("tool_choice as asked, or left out when null") {
+    r.tools = nlohmann::json::array({BashTool()});
+    r.tool_choice = "required";
+    CHECK(BuildChatBody(r, ServerInfo{})["tool_choice"] == "required");
+    r.tool_choice = nullptr;
+    CHECK_FALSE(BuildChatBody(r, ServerInfo{}).contains("tool_choice"));
+  }
+}
+
+TEST_CASE("backend: streamed tool-call fragments are assembled by index", "[backend][tool_calls]") {
+  const Captured c = Sse("constructed-tool-call-fragments.sse");
+  for (unsigned seed : {0u, 1u, 2u, 3u, 4u}) {
+    INFO("seed " << seed);
+    const RequestRecord r = Replay(c, seed);
+    CHECK(r.ok());
+    CHECK(r.finish_reason == "tool_calls");
+    CHECK(r.content.empty());
+    CHECK(r.text_events() == 0);
+    CHECK(r.usage.completion_tokens == 31);
+    CHECK(r.first_tool_call_ns > 0);
+    REQUIRE(r.tool_calls.size() == 2);
+    CHECK(r.tool_calls[0].index == 0);
+    CHECK(r.tool_calls[0].id == "call_a");
+    CHECK(r.tool_calls[0].name == "bash");
+    CHECK(r.tool_calls[0].arguments == "{\"command\": \"ls -la\"}");  // the text as sent
+    CHECK(r.tool_calls[1].index == 1);
+    CHECK(r.tool_calls[1].id == "call_b");
+    CHECK(r.tool_calls[1].name == "read_file");
+    CHECK(r.tool_calls[1].arguments == "{\"path\": \"src/main.c\"}");
+  }
+}
+
+TEST_CASE("backend: interleaved fragments of two calls, repeated ids and names not doubled",
+          "[backend][tool_calls]") {
+  auto chunk = [](const std::string& tool_calls) {
+    return "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":" + tool_calls +
+           "}}]}\n\n";
+  };
+  Captured c;
+  c.body = chunk(R"([{"index":0,"id":"a","function":{"name":"f","arguments":"{\"x\":"}},)"
+                 R"({"index":1,"id":"b","function":{"name":"g","arguments":""}}])") +
+           chunk(R"([{"index":1,"function":{"arguments":"{\"y\":2}"}}])") +
+           chunk(R"([{"index":0,"id":"a","function":{"name":"f","arguments":"1}"}}])") +
+           "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+           "data: [DONE]\n\n";
+  const RequestRecord r = Replay(c, 7);
+  CHECK(r.ok());
+  REQUIRE(r.tool_calls.size() == 2);
+  CHECK(r.tool_calls[0].id == "a");
+  CHECK(r.tool_calls[0].name == "f");
+  CHECK(r.tool_calls[0].arguments == "{\"x\":1}");
+  CHECK(r.tool_calls[1].id == "b");
+  CHECK(r.tool_calls[1].name == "g");
+  CHECK(r.tool_calls[1].arguments == "{\"y\":2}");
+}
+
+TEST_CASE("backend: fragments without an index continue the last call until a new id comes",
+          "[backend][tool_calls]") {
+  Captured c;
+  c.body =
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"a\",\"function\":{\"name\":\"f\","
+      "\"arguments\":\"{\\\"x\\\"\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\":1}\"}}]}}]}"
+      "\n\n"
+      "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"id\":\"b\",\"function\":{\"name\":\"g\","
+      "\"arguments\":\"{}\"}}]}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+  const RequestRecord r = Replay(c, 3);
+  CHECK(r.ok());
+  REQUIRE(r.tool_calls.size() == 2);
+  CHECK(r.tool_calls[0].arguments == "{\"x\":1}");
+  CHECK(r.tool_calls[1].index == 1);
+  CHECK(r.tool_calls[1].name == "g");
+}
+
+TEST_CASE("backend: a non-streamed completion's message.tool_calls are read",
+          "[backend][tool_calls]") {
+  const nlohmann::json body = {
+      {"choices",
+       {{{"index", 0},
+         {"finish_reason", "tool_calls"},
+         {"message",
+          {{"role", "assistant"},
+           {"content", nullptr},
+           {"tool_calls",
+            {{{"id", "call_1"},
+              {"type", "function"},
+              {"function", {{"name", "bash"}, {"arguments", "{\"command\":\"ls\"}"}}}},
+             {{"id", "call_2"},
+              {"type", "function"},
+              {"function", {{"name", "read_file"}, {"arguments", {{"path", "a.c"}}}}}}}}}}}}},
+      {"usage", {{"prompt_tokens", 10}, {"completion_tokens", 9}}}};
+  Captured c;
+  c.content_type = "application/json";
+  c.body = body.dump();
+  const RequestRecord r = Replay(c, 0);
+  CHECK(r.ok());
+  CHECK(r.finish_reason == "tool_calls");
+  CHECK(r.content.empty());
+  CHECK(r.first_tool_call_ns > 0);
+  REQUIRE(r.tool_calls.size() == 2);
+  CHECK(r.tool_calls[0].id == "call_1");
+  CHECK(r.tool_calls[0].name == "bash");
+  CHECK(r.tool_calls[0].arguments == "{\"command\":\"ls\"}");
+  CHECK(r.tool_calls[1].index == 1);
+  CHECK(r.tool_calls[1].name == "read_file");
+  CHECK(r.tool_calls[1].arguments == "{\"path\":\"a.c\"}");  // an object, kept as JSON text
+}
+
+// Issue 6 acceptance: native streamed fragments and the Qwen XML text fallback give the same
+// calls. The two shared fixtures do not say the same thing (the streamed one runs `ls -la` and
+// then reads src/main.c; the Qwen one runs `ls -la src`), so each is checked for what it says,
+// and the Qwen XML and Hermes renderings of the streamed calls, streamed as content in small
+// chunks, must parse back to exactly the streamed calls.
+TEST_CASE("backend: streamed tool calls and the text fallbacks give the same calls",
+          "[backend][tool_calls]") {
+  const RequestRecord native = Replay(Sse("constructed-tool-call-fragments.sse"), 21);
+  REQUIRE(native.ok());
+  const auto expected = Calls(native.tool_calls);
+  REQUIRE(expected.size() == 2);
+  CHECK(expected[0] == std::make_pair(std::string("bash"),
+                                      nlohmann::json{{"command", "ls -la"}}));
+  CHECK(expected[1] == std::make_pair(std::string("read_file"),
+                                      nlohmann::json{{"path", "src/main.c"}}));
+
+  SECTION("the Qwen XML fixture gives the same kind of call, read from its content") {
+    const RequestRecord qwen = Replay(Sse("constructed-qwen-xml-tool-call-in-content.sse"), 23);
+    REQUIRE(qwen.ok());
+    CHECK(qwen.tool_calls.empty());  // the server had no tool parser
+    CHECK(qwen.finish_reason == "stop");
+    const TextToolCalls text = ParseToolCallsFromText(qwen.content, ToolCallFormat::kQwenXml);
+    CHECK(text.errors.empty());
+    CHECK(text.remaining_text == "I will list the files.\n");
+    CHECK(Calls(text.calls) ==
+          decltype(expected){{"bash", nlohmann::json{{"command", "ls -la src"}}}});
+    CHECK(text.calls[0].name == native.tool_calls[0].name);
+    CHECK(ParseToolCallsFromText(qwen.content, ToolCallFormat::kAuto).calls.size() == 1);
+  }
+
+  // The streamed calls written out as text the way each template writes them.
+  std::string qwen_text = "I will look.\n";
+  std::string hermes_text = "I will look.\n";
+  for (const auto& [name, arguments] : expected) {
+    qwen_text += "<tool_call>\n<function=" + name + ">\n";
+    for (const auto& [key, value] : arguments.items()) {
+      const std::string written = value.is_string() ? value.get<std::string>() : value.dump();
+      qwen_text += "<parameter=" + key + ">\n" + written + "\n</parameter>\n";
+    }
+    qwen_text += "</function>\n</tool_call>\n";
+    hermes_text += "<tool_call>\n" +
+                   nlohmann::json{{"name", name}, {"arguments", arguments}}.dump() +
+                   "\n</tool_call>\n";
+  }
+  for (const auto& [format, text] : {std::make_pair(ToolCallFormat::kQwenXml, qwen_text),
+                                     std::make_pair(ToolCallFormat::kHermes, hermes_text)}) {
+    DYNAMIC_SECTION("rendered as " << ToolCallFormatName(format) << ", streamed in 5-byte pieces") {
+      Captured c;
+      for (size_t i = 0; i < text.size(); i += 5) c.body += ContentChunk(text.substr(i, 5));
+      c.body += "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+                "data: [DONE]\n\n";
+      const RequestRecord r = Replay(c, 29, TransferStatus::kCompleted, 4096);
+      REQUIRE(r.ok());
+      CHECK(r.content == text);
+      for (ToolCallFormat reader : {format, ToolCallFormat::kAuto}) {
+        const TextToolCalls parsed = ParseToolCallsFromText(r.content, reader);
+        CHECK(parsed.errors.empty());
+        CHECK(Calls(parsed.calls) == expected);
+        CHECK(parsed.remaining_text == "I will look.\n\n\n");
+      }
+    }
+  }
+}
+
+// The fixture notes: llama.cpp b4748 started without --jinja answers a request with `tools` by
+// HTTP 500 "tools param requires --jinja flag". Nothing is generated, so neither native calls
+// nor text for the fallback exist: the turn is an error that names the server flag to add.
+TEST_CASE("backend: llama.cpp without --jinja refuses tools with an error naming the flag",
+          "[backend][tool_calls]") {
+  ChatRequest request;
+  request.messages = nlohmann::json::array({{{"role", "user"}, {"content", "list the files"}}});
+  request.tools = nlohmann::json::array({BashTool()});
+  CHECK(BuildChatBody(request, Llama()).contains("tools"));  // what such a capture answered
+
+  for (unsigned seed : {0u, 17u}) {
+    const RequestRecord r = Replay(ReadCapture("llamacpp-b4748-tools-without-jinja.http"), seed);
+    CHECK(r.outcome == RequestOutcome::kHttpError);
+    CHECK(r.http_status == 500);
+    CHECK(r.error_message == "HTTP 500: tools param requires --jinja flag");
+    CHECK(r.tool_calls.empty());
+    CHECK(r.first_tool_call_ns == -1);
+    CHECK(r.content.empty());
+    CHECK(ParseToolCallsFromText(r.content, ToolCallFormat::kAuto).calls.empty());
+  }
 }
