@@ -1092,7 +1092,7 @@ RunScores ScoreRun(const RunData& run) {
   return s;
 }
 
-std::string RenderRunMarkdown(const RunData& run) {
+std::string RenderRunMarkdown(const RunData& run, const std::string& result_hash) {
   const RunScores s = ScoreRun(run);
   std::string out = MdHeader(run) + MdHeadline(s);
 
@@ -1143,11 +1143,13 @@ std::string RenderRunMarkdown(const RunData& run) {
     for (const auto& e : run.events) rows.push_back({e.at, e.kind, e.message});
     out += MdTable({"at", "kind", "message"}, rows, {0, 1, 2}) + "\n";
   }
-  out += "result hash: (not yet exported)\n";
+  out += "result hash: " + (result_hash.empty() ? std::string("(not yet exported)")
+                                                : "`" + CleanText(result_hash) + "`") +
+         "\n";
   return out;
 }
 
-std::string RenderRunHtml(const RunData& run) {
+std::string RenderRunHtml(const RunData& run, const std::string& result_hash) {
   const RunScores s = ScoreRun(run);
   const RunInfo& info = run.info;
   const std::string model = ModelName(run);
@@ -1244,12 +1246,15 @@ std::string RenderRunHtml(const RunData& run) {
 
   out += fmt::format("<details><summary>Tasks ({})</summary>\n", run.tasks.size());
   out += HtmlTaskTable(run) + "</details>\n";
-  out += "<p class=\"note\">result hash: (not yet exported)</p>\n";
+  out += "<p class=\"note\">result hash: " +
+         (result_hash.empty() ? std::string("(not yet exported)")
+                              : "<code>" + MarkupText(result_hash) + "</code>") +
+         "</p>\n";
   out += "<script>" + std::string(kChartCheckScript) + "</script>\n</body>\n</html>\n";
   return out;
 }
 
-std::string RenderCardSvg(const RunData& run) {
+std::string RenderCardSvg(const RunData& run, const std::string& result_hash) {
   const RunScores s = ScoreRun(run);
   const BarLayout bars{
       .x = 24, .y = 118, .label_width = 170, .bar_width = 250, .row_height = 20, .label_chars = 24};
@@ -1286,18 +1291,23 @@ std::string RenderCardSvg(const RunData& run) {
                                          : " · evalrun " + run.info.evalrun_version)),
                           90),
                  kMuted);
-  out += SvgText(24, footer + 60, "result hash: —", kMuted);
+  out += SvgText(24, footer + 60,
+                 "result hash: " + (result_hash.empty() ? std::string("—")
+                                                        : Truncate(CleanText(result_hash), 80)),
+                 kMuted);
   return out + "</svg>\n";
 }
 
-void WriteReportFiles(const RunData& run, const std::string& dir) {
+void WriteReportFiles(const RunData& run, const std::string& dir,
+                      const std::string& result_hash) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) {
     throw Error(fmt::format("cannot create the report folder {}: {}", dir, error.message()));
   }
-  const std::array<std::string, 3> texts = {RenderRunMarkdown(run), RenderRunHtml(run),
-                                            RenderCardSvg(run)};
+  const std::array<std::string, 3> texts = {RenderRunMarkdown(run, result_hash),
+                                            RenderRunHtml(run, result_hash),
+                                            RenderCardSvg(run, result_hash)};
   for (size_t i = 0; i < texts.size(); ++i) {
     const std::string path = (std::filesystem::path(dir) / kReportFileNames[i]).string();
     std::ofstream file(path, std::ios::binary | std::ios::trunc);

@@ -117,21 +117,24 @@ RunScores ScoreRun(const RunData& run);
 // report.md: header, overall score with its interval and coverage, per-dimension table, speed
 // across tasks, the speed-protocol table (when run.speed is not null), tokens, skipped reasons,
 // the event log.
-std::string RenderRunMarkdown(const RunData& run);
+// `result_hash` (all three renderings and WriteReportFiles): the bundle's result hash, shown
+// at the end of the report and on the card; "" (a run not exported) shows "(not yet exported)".
+std::string RenderRunMarkdown(const RunData& run, const std::string& result_hash = "");
 
 // report.html: one self-contained file (no external resource; a Content-Security-Policy forbids
 // any), inline SVG charts (class "chart"), every text HTML-escaped. Its one script sets
 // document.body.dataset.charts to "<rendered>/<total>" charts once the page has loaded.
-std::string RenderRunHtml(const RunData& run);
+std::string RenderRunHtml(const RunData& run, const std::string& result_hash = "");
 
 // card.svg: a standalone SVG picture summing up the run.
-std::string RenderCardSvg(const RunData& run);
+std::string RenderCardSvg(const RunData& run, const std::string& result_hash = "");
 
 // The names WriteReportFiles writes, in this order.
 inline constexpr const char* kReportFileNames[] = {"report.md", "report.html", "card.svg"};
 
 // Writes report.md, report.html and card.svg into `dir`, creating it. Throws evalrun::Error
 // naming the path when the folder cannot be created or a file cannot be written.
-void WriteReportFiles(const RunData& run, const std::string& dir);
+void WriteReportFiles(const RunData& run, const std::string& dir,
+                      const std::string& result_hash = "");
 
 }  // namespace evalrun

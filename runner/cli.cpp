@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/version.h"
 #include "plugins/mock_server.h"
+#include "results/bundle.h"
 #include "results/report_json.h"
 #include "results/run_report.h"
 #include "results/speed_report.h"
@@ -20,7 +21,9 @@
 #include "runner/speed_protocol.h"
 #include "runner/suite_run.h"
 #include "runner/grade_commands.h"
+#include "runner/compare_commands.h"
 #include "runner/task_commands.h"
+#include "runner/verify_commands.h"
 
 namespace evalrun {
 
@@ -337,7 +340,9 @@ void AddRunCommands(CLI::App& app, RunsOptions& o) {
   runs->add_option("--db", o.db, "results database (default ./evalrun.db)");
   CLI::App* report = app.add_subcommand("report", "render the report of a stored run");
   report->allow_extras();
-  report->add_option("RUN_ID", o.report_run, "a run id (evalrun runs lists them)")->required();
+  report->add_option("RUN_ID", o.report_run,
+                     "a run id (evalrun runs lists them), or a bundle FILE.evalrun.json")
+      ->required();
   report->add_option("--db", o.db, "results database (default ./evalrun.db)");
   report->add_option("-o,--format", o.report_format, "md (default) | html | json");
   report->add_option("--out", o.report_out, "write to FILE instead of stdout");
@@ -376,19 +381,25 @@ int RunReportCommand(const RunsOptions& o) {
     throw Error("-o '" + o.report_format + "': expected md, html or json" +
                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
   }
-  RequireDatabase(o.db);
-  const ResultStore store(o.db);
-  const RunData run = store.LoadRun(o.report_run);
+  // A bundle (a path ending in .json, evalrun export) renders with its result hash.
+  Bundle bundle;
+  if (o.report_run.size() > 5 && o.report_run.ends_with(".json")) {
+    bundle = ReadBundle(o.report_run);
+  } else {
+    RequireDatabase(o.db);
+    bundle.run = ResultStore(o.db).LoadRun(o.report_run);
+  }
+  const RunData& run = bundle.run;
   std::string text;
-  if (o.report_format == "md") text = RenderRunMarkdown(run);
-  if (o.report_format == "html") text = RenderRunHtml(run);
+  if (o.report_format == "md") text = RenderRunMarkdown(run, bundle.result_hash);
+  if (o.report_format == "html") text = RenderRunHtml(run, bundle.result_hash);
   if (o.report_format == "json") text = DumpJson(RunScoresToJson(ScoreRun(run))) + "\n";
   CheckWritable(o.report_out);
   WriteOutput(o.report_out, text);
   if (!o.report_card.empty()) {
     CheckWritable(o.report_card);
     std::ofstream card(o.report_card, std::ios::trunc);
-    card << RenderCardSvg(run);
+    card << RenderCardSvg(run, bundle.result_hash);
     if (!card) throw Error("--card " + o.report_card + ": writing failed");
   }
   return 0;
@@ -499,6 +510,10 @@ int RunCli(int argc, const char* const* argv) {
   AddSuite(app, suite);
   RunsOptions runs;
   AddRunCommands(app, runs);
+  CompareCommandOptions compare;
+  AddCompareCommand(app, compare);
+  VerifyOptions verify;
+  AddVerifyCommands(app, verify);
 
   try {
     if (argc > 1 && argv[1][0] != '-') {
@@ -534,6 +549,9 @@ int RunCli(int argc, const char* const* argv) {
       if (sub->get_name() == "graders") return RunGradersCommand();
       if (sub->get_name() == "runs") return RunRunsCommand(runs);
       if (sub->get_name() == "report") return RunReportCommand(runs);
+      if (sub->get_name() == "compare") return RunCompareCommand(compare);
+      if (sub->get_name() == "export") return RunExportCommand(verify);
+      if (sub->get_name() == "verify") return RunVerifyCommand(verify);
     }
     throw Error("a command is required (evalrun --help lists them)");
   } catch (const Error& e) {

@@ -1,0 +1,69 @@
+#pragma once
+// `evalrun export` and `evalrun verify` (DESIGN.md section 10, issue 7 items 1-2; the format is
+// docs/bundle-format.md). Export writes a stored run as a bundle with each planned task's data
+// for offline re-grading; verify checks a bundle offline, each check reported on its own line.
+// `--spot` (rerunning tasks against an endpoint) is not here.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "results/bundle.h"
+#include "results/store.h"
+#include "tasks/git_source.h"
+
+namespace CLI {
+class App;
+}
+
+namespace evalrun {
+
+class Sandbox;
+
+struct VerifyOptions {
+  std::string db = "evalrun.db";
+  std::string export_run;   // export RUN_ID
+  std::string export_out;   // export --out FILE
+  std::string bundle;       // verify BUNDLE
+  std::string suite_repo;   // --suite-repo (both commands)
+  std::string expect_hash;  // verify --expect-hash HEX
+};
+
+void AddVerifyCommands(CLI::App& app, VerifyOptions& options);
+// Writes the bundle; prints "evalrun: wrote FILE (result hash H)" on stderr. Exit 0. Throws
+// Error (exit 2) for an unknown run, an unreadable database or an unwritable --out.
+int RunExportCommand(const VerifyOptions& options);
+// Prints one line per check on stdout; returns 0 when every check passes, 3 (kVerifyFailed)
+// when any fails. Throws Error (exit 2) when the bundle cannot be read (naming the member).
+int RunVerifyCommand(const VerifyOptions& options);
+
+// The bundle document of a stored run, with the data of every planned task whose suite could be
+// loaded (at the run's commit; `resolve.suite_repo` for a registered name) and whose hash there
+// equals the planned hash. `note` receives why task data is missing, if it is.
+nlohmann::json ExportBundle(const ResultStore& store, const std::string& run_id,
+                            const ResolveOptions& resolve, std::string* note);
+
+// One check of `evalrun verify`.
+struct VerifyCheck {
+  enum class State { kOk, kFailed, kNotChecked };
+  std::string name;     // "hash", "tasks", "grades", "figures", "suite", "pinned"
+  State state = State::kOk;
+  std::string summary;  // one line: what was checked, or what failed
+  std::vector<std::string> details;  // each disagreement (or task not rechecked), named
+};
+
+struct VerifyConfig {
+  std::string suite_repo;           // --suite-repo: "" = none given
+  std::string expect_hash;          // --expect-hash: "" = none given
+  const Sandbox* sandbox = nullptr; // for code graders; null: such tasks are not rechecked
+};
+
+// Runs every check on a bundle read by ReadBundle. Never throws for what the bundle holds.
+std::vector<VerifyCheck> VerifyBundle(const Bundle& bundle, const VerifyConfig& config);
+
+// The report: "<name>: ok (...)" / "<name>: FAILED: ..." / "<name>: not checked (...)", each
+// followed by its details indented, then "verify: ok" or "verify: FAILED (<names>)".
+std::string RenderVerifyReport(const std::vector<VerifyCheck>& checks);
+
+}  // namespace evalrun
