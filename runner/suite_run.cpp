@@ -621,6 +621,47 @@ std::vector<const Task*> SelectTasks(const Suite& suite, const SuiteRunConfig& c
   return selected;
 }
 
+TaskResult RunSingleTask(const Task& task, const SuiteRunConfig& config, const ServerInfo& server,
+                         const std::string& model, const GradeContext& context) {
+  TaskResult result;
+  result.task_id = task.id;
+  result.task_hash = task.hash;
+  result.dimension = task.dimension;
+  result.difficulty = task.difficulty;
+  result.weight = DifficultyWeight(task.difficulty) * task.weight;
+  const TimePoint t_start = Clock::now();
+  const ChatRequest chat = TaskChat(task, config, model);
+  RequestRecord record;
+  record.label = task.id + "#spot";
+  record.max_tokens = chat.max_tokens;
+  {
+    ChatStreamReader reader(record);
+    StreamingClient client(1);
+    client.Add(MakeChatHttpRequest(config.endpoint, BuildChatBody(chat, server),
+                                   config.idle_timeout_s, RequestDeadline(-1, chat.max_tokens)),
+               &reader);
+    client.Run();
+  }
+  result.output = record.content;
+  result.reasoning = record.reasoning;
+  result.finish_reason = record.finish_reason;
+  const Failure failure = Classify(record);
+  if (failure == Failure::kNone) {
+    result.grade = GradeOutput(task, Output{record.content, record.reasoning, record.finish_reason},
+                               context);
+  } else {
+    result.grade.grader = task.grader.value("type", "");
+    result.grade.grader_version = task.grader_version;
+    result.grade.status =
+        failure == Failure::kTimeout ? GradeStatus::kTimeout : GradeStatus::kEnvError;
+    result.grade.reason = std::string("the request ended ") + OutcomeName(record.outcome) +
+                          (record.error_message.empty() ? "" : ": " + record.error_message);
+  }
+  result.requests.push_back(std::move(record));
+  result.wall_s = NanosToSeconds(NanosBetween(t_start, Clock::now()));
+  return result;
+}
+
 double RequestDeadline(int64_t prompt_tokens, int64_t max_tokens) {
   const double prompt = static_cast<double>(std::max<int64_t>(0, prompt_tokens));
   const double tokens = static_cast<double>(max_tokens > 0 ? max_tokens : 32768);

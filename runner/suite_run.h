@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "core/task.h"
+#include "graders/grader.h"
 #include "plugins/openai_backend.h"
 #include "plugins/server_probe.h"
+#include "results/run_data.h"
 #include "tasks/git_source.h"
 
 namespace evalrun {
@@ -59,6 +61,12 @@ std::vector<const Task*> SelectTasks(const Suite& suite, const SuiteRunConfig& c
 // The per-request total deadline: 120 s + prompt tokens / 50 + max_tokens x 1 s (1 token/s is
 // slower than any rig evalrun is meant for); unknown max_tokens counts as 32,768.
 double RequestDeadline(int64_t prompt_tokens, int64_t max_tokens);
+
+// One task, one request, graded: what `evalrun verify --spot` reruns. No retries and no pauses:
+// a request that fails leaves a TaskResult whose final request says why (grade env_error or
+// timeout). `context` carries the task's files and the sandbox.
+TaskResult RunSingleTask(const Task& task, const SuiteRunConfig& config, const ServerInfo& server,
+                         const std::string& model, const GradeContext& context);
 
 // Runs (or resumes) a suite run; returns the exit code (0, 1, 2, 130). `stop` is the first
 // Ctrl-C; `log` receives human lines (stderr). Throws Error for configuration problems before

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 
 #include <CLI/CLI.hpp>
@@ -21,10 +22,14 @@
 #include "core/version.h"
 #include "graders/grader.h"
 #include "graders/sandbox.h"
+#include "plugins/http_client.h"
+#include "plugins/server_probe.h"
 #include "plugins/zxbench_importer.h"
 #include "results/report_json.h"
 #include "results/run_report.h"
+#include "runner/cli.h"
 #include "runner/suite_loader.h"
+#include "runner/suite_run.h"
 #include "tasks/task_yaml.h"
 
 namespace evalrun {
@@ -639,6 +644,82 @@ json ExportBundle(const ResultStore& store, const std::string& run_id,
   return MakeBundle(run, plan, task_data);
 }
 
+// --spot N: N tasks picked at random (seeded) among those whose final request succeeded and
+// whose task this evalrun has, rerun against the user's own endpoint with the run's settings,
+// and graded. A result that was not invented agrees on most grades; outputs may differ where the
+// server is not deterministic, so they are reported, not failed.
+VerifyCheck CheckSpot(const Bundle& bundle, const std::map<std::string, const Task*>& tasks,
+                      const std::map<std::string, const StoredTask*>& stored,
+                      const SuiteLookup& suite, const VerifyConfig& config) {
+  VerifyCheck c = NewCheck("spot");
+  std::vector<const TaskResult*> candidates;
+  for (const TaskResult& t : bundle.run.tasks) {
+    if (t.requests.empty() || !t.requests.back().ok() || !tasks.count(t.task_id)) continue;
+    if (t.grade.status == GradeStatus::kSkipped) continue;
+    candidates.push_back(&t);
+  }
+  std::mt19937_64 random(config.seed);
+  std::shuffle(candidates.begin(), candidates.end(), random);
+  if (static_cast<int>(candidates.size()) > config.spot) candidates.resize(config.spot);
+  if (candidates.empty()) {
+    c.state = State::kNotChecked;
+    c.summary = "no task of the bundle can be rerun here";
+    return c;
+  }
+  HttpRequest ping;
+  ping.method = "GET";
+  ping.url = config.endpoint + "/v1/models";
+  ping.connect_timeout_s = 5;
+  ping.total_timeout_s = 10;
+  if (Fetch(ping).status == 0) {
+    c.state = State::kNotChecked;
+    c.summary = "cannot reach the endpoint " + config.endpoint;
+    return c;
+  }
+  const ServerInfo server = DetectServer(config.endpoint, Fetch);
+  const json& settings = bundle.run.info.settings;
+  SuiteRunConfig run;
+  run.endpoint = config.endpoint;
+  run.max_tokens = settings.value("max_tokens", static_cast<int64_t>(-1));
+  const std::string thinking = settings.value("thinking", "task");
+  if (thinking != "task") run.thinking = ParseThinking(thinking);
+  const std::string model = settings.value("model", server.model);
+
+  size_t same_grade = 0, same_output = 0;
+  for (const TaskResult* t : candidates) {
+    GradeContext context;
+    const auto s = stored.find(t->task_id);
+    const StoredTask* data = s == stored.end() ? nullptr : s->second;
+    const LoadedSuite* loaded = suite.loaded ? &*suite.loaded : nullptr;
+    context.read_file = [data, loaded](const std::string& path) -> std::optional<std::string> {
+      if (data != nullptr) {
+        const auto f = data->files.find(path);
+        if (f != data->files.end()) return f->second;
+      }
+      if (loaded != nullptr) return loaded->ReadTaskFile(path);
+      return std::nullopt;
+    };
+    context.sandbox = config.sandbox;
+    const TaskResult now = RunSingleTask(*tasks.at(t->task_id), run, server, model, context);
+    const bool grade_same = now.grade.status == t->grade.status &&
+                            now.grade.score == t->grade.score &&
+                            now.grade.passed == t->grade.passed;
+    const bool output_same = now.output == t->output;
+    same_grade += grade_same;
+    same_output += output_same;
+    Detail(c, "task '" + t->task_id + "': " +
+                  (grade_same ? "same grade (" + GradeText(t->grade) + ")"
+                              : "grade differs: the bundle has " + GradeText(t->grade) +
+                                    ", the rerun " + GradeText(now.grade)) +
+                  (output_same ? ", output identical" : ", output differs"));
+  }
+  c.summary = std::to_string(candidates.size()) + " tasks rerun against " + config.endpoint +
+              " (seed " + std::to_string(config.seed) + "): " + std::to_string(same_grade) +
+              " same grade, " + std::to_string(same_output) + " identical output";
+  if (same_grade != candidates.size()) c.state = State::kFailed;
+  return c;
+}
+
 std::vector<VerifyCheck> VerifyBundle(const Bundle& bundle, const VerifyConfig& config) {
   std::vector<VerifyCheck> checks;
   checks.push_back(CheckHash(bundle, config));
@@ -678,6 +759,7 @@ std::vector<VerifyCheck> VerifyBundle(const Bundle& bundle, const VerifyConfig& 
   checks.push_back(CheckFigures(bundle));
   checks.push_back(CheckSuite(bundle, suite, config));
   checks.push_back(CheckPinned(bundle));
+  if (config.spot > 0) checks.push_back(CheckSpot(bundle, tasks, stored_ptr, suite, config));
   return checks;
 }
 
@@ -726,6 +808,11 @@ void AddVerifyCommands(CLI::App& app, VerifyOptions& o) {
                 "a local clone holding the suite's commit (a registered name's repository, or "
                 "the repository of a PATH@REV suite)");
   v->add_option("--expect-hash", o.expect_hash, "the result hash the bundle must have");
+  v->add_option("--spot", o.spot,
+                "also rerun N random tasks against --endpoint with the run's settings and "
+                "report agreement");
+  v->add_option("--endpoint", o.endpoint, "your own server's base URL, for --spot");
+  v->add_option("--seed", o.seed, "which tasks --spot picks (default: a random seed, printed)");
 }
 
 int RunExportCommand(const VerifyOptions& o) {
@@ -758,6 +845,15 @@ int RunVerifyCommand(const VerifyOptions& o) {
   config.suite_repo = o.suite_repo;
   config.expect_hash = o.expect_hash;
   config.sandbox = sandbox.get();
+  if (o.spot < 0) throw Error("--spot must be a positive number of tasks");
+  if (o.spot > 0) {
+    if (o.endpoint.empty()) throw Error("--spot needs --endpoint URL (your own server)");
+    config.spot = o.spot;
+    config.endpoint = NormalizeEndpoint(o.endpoint);
+    config.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
+  } else if (!o.endpoint.empty()) {
+    throw Error("--endpoint is only used with --spot N");
+  }
   const std::vector<VerifyCheck> checks = VerifyBundle(bundle, config);
   std::cout << "bundle: " << o.bundle << " (run " << bundle.run.info.id << ", "
             << bundle.run.tasks.size() << " task records)\n"

@@ -28,6 +28,9 @@ struct VerifyOptions {
   std::string bundle;       // verify BUNDLE
   std::string suite_repo;   // --suite-repo (both commands)
   std::string expect_hash;  // verify --expect-hash HEX
+  int spot = 0;             // verify --spot N
+  std::string endpoint;     // verify --endpoint URL (with --spot)
+  int64_t seed = -1;        // verify --seed: which tasks --spot picks (-1: a random seed)
 };
 
 void AddVerifyCommands(CLI::App& app, VerifyOptions& options);
@@ -57,6 +60,9 @@ struct VerifyConfig {
   std::string suite_repo;           // --suite-repo: "" = none given
   std::string expect_hash;          // --expect-hash: "" = none given
   const Sandbox* sandbox = nullptr; // for code graders; null: such tasks are not rechecked
+  int spot = 0;                     // --spot N: rerun N random tasks against `endpoint`
+  std::string endpoint;             // normalised base URL
+  uint64_t seed = 0;                // picks the --spot tasks
 };
 
 // Runs every check on a bundle read by ReadBundle. Never throws for what the bundle holds.

@@ -358,3 +358,47 @@ TEST_CASE("verify: an unreadable bundle is a usage error naming the member",
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("bad.evalrun.json: evalrun_version: missing"));
 }
+
+TEST_CASE("verify --spot reruns tasks against your own server and reports agreement",
+          "[runner][verify]") {
+  TempDir dir;
+  const SuiteRepo repo = MakeRepo(dir);
+  MockServer mock(FastMock(kTasks));
+  mock.Start();
+  const std::string bundle = RunAndExport(repo.repo + "/suite@" + repo.first, mock, dir, "spot");
+
+  // The same (deterministic) server: every rerun task gets the same grade and the same output.
+  const Result same = Evalrun({"verify", bundle, "--spot", "4", "--endpoint", mock.base_url(),
+                               "--seed", "3"},
+                              dir);
+  INFO(same.out << same.err);
+  CHECK(same.code == 0);
+  CHECK_THAT(same.out, Catch::Contains("spot: ok (4 tasks rerun against " + mock.base_url() +
+                                       " (seed 3): 4 same grade, 4 identical output)"));
+  // The same seed picks the same tasks.
+  const Result again = Evalrun({"verify", bundle, "--spot", "4", "--endpoint", mock.base_url(),
+                                "--seed", "3"},
+                               dir);
+  CHECK(again.out == same.out);
+
+  // A server that answers every task right: the tasks the run failed now pass, so the result
+  // does not match what this server gives.
+  MockConfig right = FastMock(kTasks);
+  for (int i = 0; i < kTasks; ++i) right.answers[i].content = "ANSWER: " + std::to_string(i);
+  MockServer other(right);
+  other.Start();
+  const Result differs = Evalrun({"verify", bundle, "--spot", std::to_string(kTasks),
+                                  "--endpoint", other.base_url(), "--seed", "1"},
+                                 dir);
+  INFO(differs.out);
+  CHECK(differs.code == 3);
+  CHECK_THAT(differs.out, Catch::Contains("spot: FAILED: 12 tasks rerun against " +
+                                          other.base_url() + " (seed 1): 8 same grade, 0 "
+                                          "identical output"));
+  CHECK_THAT(differs.out, Catch::Contains("task 't002': grade differs: the bundle has "));
+  CHECK_THAT(differs.out, Catch::Contains("verify: FAILED (spot)"));
+
+  const Result no_endpoint = Evalrun({"verify", bundle, "--spot", "2"}, dir);
+  CHECK(no_endpoint.code == 2);
+  CHECK(no_endpoint.err == "evalrun: error: --spot needs --endpoint URL (your own server)\n");
+}
