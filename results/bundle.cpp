@@ -673,26 +673,5 @@ Bundle ReadBundle(const std::string& path) {
   return bundle;
 }
 
-void ReadServerTimings(const json& stored, ServerTimings& timings) {
-  if (!stored.is_object()) return;
-  timings.raw_timings = stored.value("timings", json());
-  timings.raw_meta_info = stored.value("meta_info", json());
-  auto number = [](const json& object, const char* key) -> std::optional<double> {
-    if (!object.is_object()) return std::nullopt;
-    const auto it = object.find(key);
-    if (it == object.end() || !it->is_number()) return std::nullopt;
-    return it->get<double>();
-  };
-  const json& t = timings.raw_timings;
-  timings.prompt_n = number(t, "prompt_n");
-  timings.prompt_ms = number(t, "prompt_ms");
-  timings.prompt_per_second = number(t, "prompt_per_second");
-  timings.predicted_n = number(t, "predicted_n");
-  timings.predicted_ms = number(t, "predicted_ms");
-  timings.predicted_per_second = number(t, "predicted_per_second");
-  timings.draft_n = number(t, "draft_n");
-  timings.draft_n_accepted = number(t, "draft_n_accepted");
-  timings.spec_accept_length = number(timings.raw_meta_info, "spec_accept_length");
-}
 
 }  // namespace evalrun

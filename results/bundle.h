@@ -65,8 +65,4 @@ std::optional<std::string> Base64Decode(std::string_view text);  // nullopt when
 // changed; {"part_hashes"} itself when that member is missing or malformed.
 std::vector<std::string> ChangedBundleParts(const nlohmann::json& document);
 
-// Fills `timings` from {"timings": llama.cpp's object, "meta_info": SGLang's} (either may be
-// null), reading the figures the way the stream reader does. Never throws.
-void ReadServerTimings(const nlohmann::json& stored, ServerTimings& timings);
-
 }  // namespace evalrun

@@ -143,8 +143,22 @@ json TimingsJson(const ServerTimings& timings) {
   return {{"timings", timings.raw_timings}, {"meta_info", timings.raw_meta_info}};
 }
 
-// The parsed fields come back from the raw objects, read the way the stream reader reads them.
-void ReadTimings(const json& stored, ServerTimings& timings) {
+
+std::string EventArray(const std::vector<int64_t>& values) {
+  std::string out;
+  out.reserve(values.size() * 10 + 2);
+  out += '[';
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(values[i]);
+  }
+  out += ']';
+  return out;
+}
+
+}  // namespace
+
+void ReadServerTimings(const json& stored, ServerTimings& timings) {
   if (!stored.is_object()) return;
   timings.raw_timings = stored.value("timings", json());
   timings.raw_meta_info = stored.value("meta_info", json());
@@ -165,21 +179,6 @@ void ReadTimings(const json& stored, ServerTimings& timings) {
   timings.draft_n_accepted = number(t, "draft_n_accepted");
   timings.spec_accept_length = number(timings.raw_meta_info, "spec_accept_length");
 }
-
-std::string EventArray(const std::vector<int64_t>& values) {
-  std::string out;
-  out.reserve(values.size() * 10 + 2);
-  out += '[';
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(values[i]);
-  }
-  out += ']';
-  return out;
-}
-
-}  // namespace
-
 
 struct ResultStore::Impl {
   std::string path;
@@ -539,7 +538,7 @@ RunData ResultStore::LoadRun(const std::string& run_id) const {
     rec.usage.reasoning_tokens = q.Int(21);
     rec.usage_reported = q.Int(22) != 0;
     rec.usage.raw = ParseJsonColumn(q.Text(23));
-    ReadTimings(ParseJsonColumn(q.Text(24)), rec.timings);
+    ReadServerTimings(ParseJsonColumn(q.Text(24)), rec.timings);
     data.tasks[it->second].requests.push_back(std::move(rec));
   }
   // The final request's text is the task's output; earlier requests' texts are not kept.

@@ -25,6 +25,10 @@ struct PlannedTask {
   std::string task_hash;
 };
 
+// Fills `timings` from the stored {"timings": llama.cpp's object, "meta_info": SGLang's} (either
+// may be null), reading the figures the way the stream reader does. Never throws.
+void ReadServerTimings(const nlohmann::json& stored, ServerTimings& timings);
+
 class ResultStore {
  public:
   // Opens or creates the database at `path` (WAL, foreign keys, synchronous=NORMAL). Throws
