@@ -23,6 +23,24 @@ char32_t NextCodePoint(std::string_view s, size_t& i) {
 // zx-bench sees the model's reply as a JavaScript string, decoded from UTF-8 with the WHATWG
 // decoder: every ill-formed sequence (maximal subpart) becomes U+FFFD. Doing the same here makes
 // invalid bytes behave as they do there, and lets the rest of this file assume valid UTF-8.
+void AppendUtf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
 std::string ToWellFormedUtf8(std::string_view in) {
   std::string out;
   out.reserve(in.size());

@@ -13,6 +13,8 @@ namespace evalrun::zx {
 
 // Decodes one code point at `i` of well-formed UTF-8 and advances `i`.
 char32_t NextCodePoint(std::string_view s, size_t& i);
+// Appends `cp` as UTF-8 (a lone surrogate as its 3-byte form, WTF-8, as JSON.parse keeps it).
+void AppendUtf8(std::string& out, char32_t cp);
 // Every ill-formed UTF-8 sequence (maximal subpart) replaced by U+FFFD, as TextDecoder does.
 std::string ToWellFormedUtf8(std::string_view in);
 // JavaScript's WhiteSpace and LineTerminator: what `\s` matches and String.prototype.trim strips.

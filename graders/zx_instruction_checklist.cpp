@@ -54,6 +54,7 @@ namespace evalrun {
 namespace {
 
 using nlohmann::json;
+using zx::AppendUtf8;
 using zx::IsJsSpace;
 using zx::JsRound;
 using zx::JsTrim;
@@ -85,23 +86,6 @@ bool Contains(const std::vector<std::string>& list, std::string_view s) {
 
 // ---- Text as JavaScript sees it ----------------------------------------------------------------
 
-void AppendUtf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 // s.replace(/\s/g, '').length
 size_t NonSpaceLength(std::string_view s) {

@@ -60,6 +60,7 @@ namespace evalrun {
 namespace {
 
 using nlohmann::json;
+using zx::AppendUtf8;
 using zx::IsJsSpace;
 using zx::JsTrim;
 using zx::Member;
@@ -103,24 +104,6 @@ size_t CodePoints(std::string_view s) {
   return n;
 }
 
-void AppendUtf8(std::string& out,
-                char32_t cp) {  // surrogates become WTF-8, as JSON.parse keeps them
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 // Python's str.isspace(), for the code points that can occur in XML text.
 bool IsPySpace(char32_t c) {
