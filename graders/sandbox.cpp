@@ -111,32 +111,54 @@ bool SafeRelativePath(const std::string& name) {
   return true;
 }
 
-// Writes the run's files into the working copy; returns an error message or "".
-std::string PrepareWorkingCopy(const Scratch& scratch, const SandboxRun& run) {
+// Writes the run's files into the working copy `work` (and the program's stdin beside it, in
+// `root`); returns an error message or "". `root` is handed to the sandbox user only when it is
+// the throwaway scratch directory.
+std::string PrepareWorkingCopy(const fs::path& root, const fs::path& work, bool scratch_root,
+                               const SandboxRun& run) {
   std::error_code ec;
-  fs::create_directory(scratch.work(), ec);
+  fs::create_directory(work, ec);
   if (ec) return "cannot create the working copy: " + ec.message();
   for (const auto& [name, content] : run.files) {
     if (!SafeRelativePath(name)) return "file name outside the working copy: '" + name + "'";
-    const fs::path target = scratch.work() / name;
+    const fs::path target = work / name;
     fs::create_directories(target.parent_path(), ec);
     std::ofstream out(target, std::ios::binary);
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     if (!out) return "cannot write '" + name + "' into the working copy";
   }
-  std::ofstream(scratch.root() / "stdin", std::ios::binary) << run.stdin_text;
+  for (const auto& name : run.read_only) {
+    if (!SafeRelativePath(name)) return "read-only path outside the working copy: '" + name + "'";
+    if (!fs::exists(work / name, ec)) return "read-only path '" + name + "' does not exist";
+  }
+  std::ofstream(root / "stdin", std::ios::binary) << run.stdin_text;
   if (RunningAsRoot()) {
     // The code runs as nobody: it owns its working copy and nothing else.
-    if (chown(scratch.root().c_str(), kSandboxUid, kSandboxGid) != 0) {
+    if (scratch_root && chown(root.c_str(), kSandboxUid, kSandboxGid) != 0) {
       return std::string("cannot chown the working copy: ") + std::strerror(errno);
     }
-    for (auto it = fs::recursive_directory_iterator(scratch.work(), ec);
+    for (auto it = fs::recursive_directory_iterator(work, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (lchown(it->path().c_str(), kSandboxUid, kSandboxGid) != 0) return "cannot chown files";
     }
-    if (lchown(scratch.work().c_str(), kSandboxUid, kSandboxGid) != 0) return "cannot chown";
+    if (lchown(work.c_str(), kSandboxUid, kSandboxGid) != 0) return "cannot chown";
   }
   return "";
+}
+
+// The working copy of a run: the caller's workspace, or the scratch directory's `work/`.
+fs::path WorkDir(const Scratch& scratch, const SandboxRun& run) {
+  return run.workspace.empty() ? scratch.work() : fs::path(run.workspace);
+}
+
+std::string PrepareRun(const Scratch& scratch, const SandboxRun& run) {
+  if (!run.workspace.empty()) {
+    std::error_code ec;
+    if (!fs::is_directory(run.workspace, ec)) {
+      return "workspace '" + run.workspace + "' is not a directory";
+    }
+  }
+  return PrepareWorkingCopy(scratch.root(), WorkDir(scratch, run), run.workspace.empty(), run);
 }
 
 // Processes the given uid owns now, from /proc. RLIMIT_NPROC counts every process of the real
@@ -381,9 +403,7 @@ class BubblewrapSandbox : public Sandbox {
     if (run.argv.empty()) return SetupFailure("nothing to run");
     Scratch scratch;
     if (!scratch.ok()) return SetupFailure("cannot create a temporary directory");
-    if (std::string error = PrepareWorkingCopy(scratch, run); !error.empty()) {
-      return SetupFailure(error);
-    }
+    if (std::string error = PrepareRun(scratch, run); !error.empty()) return SetupFailure(error);
     std::vector<std::string> args = {
         "bwrap",         "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
         "--new-session", "--hostname",    "sandbox",        "--clearenv"};
@@ -409,8 +429,12 @@ class BubblewrapSandbox : public Sandbox {
     const std::string tmp_size =
         std::to_string(std::max<long>(run.limits.max_file_bytes, 1L << 20));
     args.insert(args.end(), {"--proc", "/proc", "--dev", "/dev", "--size", tmp_size, "--tmpfs",
-                             "/tmp", "--bind", scratch.work().string(), "/work", "--chdir", "/work",
-                             "--remount-ro", "/", "--"});
+                             "/tmp", "--bind", WorkDir(scratch, run).string(), "/work"});
+    for (const auto& name : run.read_only) {
+      const std::string inside = "/work/" + name;
+      args.insert(args.end(), {"--ro-bind", (WorkDir(scratch, run) / name).string(), inside});
+    }
+    args.insert(args.end(), {"--chdir", "/work", "--remount-ro", "/", "--"});
     args.insert(args.end(), run.argv.begin(), run.argv.end());
     Launch launch{bwrap_, std::move(args), SandboxEnv("/"), "", run.limits};
     return Execute(launch, scratch.root() / "stdin");
@@ -437,11 +461,9 @@ class UnsafeSandbox : public Sandbox {
     if (executable.empty()) return SetupFailure(run.argv[0] + ": not found");
     Scratch scratch;
     if (!scratch.ok()) return SetupFailure("cannot create a temporary directory");
-    if (std::string error = PrepareWorkingCopy(scratch, run); !error.empty()) {
-      return SetupFailure(error);
-    }
-    Launch launch{executable, run.argv, SandboxEnv(scratch.work().string()),
-                  scratch.work().string(), run.limits};
+    if (std::string error = PrepareRun(scratch, run); !error.empty()) return SetupFailure(error);
+    const std::string work = WorkDir(scratch, run).string();
+    Launch launch{executable, run.argv, SandboxEnv(work), work, run.limits};
     return Execute(launch, scratch.root() / "stdin");
   }
 

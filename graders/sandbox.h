@@ -25,6 +25,14 @@ struct SandboxRun {
   std::map<std::string, std::string> files;      // written into the working copy first
   std::string stdin_text;
   SandboxLimits limits;
+  // When set, this host directory is the working copy (bound at /work, writable) instead of a
+  // throwaway one, and what the code writes there stays after the run: an agent task's
+  // repository workspace. `files` are written into it first. When evalrun runs as root, the
+  // directory's files are handed to the sandbox user before the run.
+  std::string workspace;
+  // Paths inside the working copy (relative, existing) that the code may read but not change:
+  // bound read-only over themselves (".git" of a repository workspace).
+  std::vector<std::string> read_only;
 };
 
 struct SandboxResult {

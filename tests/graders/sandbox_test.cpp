@@ -265,6 +265,45 @@ TEST_CASE("sandbox: file names outside the working copy are refused", "[sandbox]
   }
 }
 
+TEST_CASE("sandbox: a workspace keeps what the code writes, read-only paths stay unchanged",
+          "[sandbox]") {
+  if (!HaveBubblewrap()) return;
+  char pattern[] = "/tmp/evalrun-workspace-test-XXXXXX";
+  REQUIRE(mkdtemp(pattern) != nullptr);
+  const std::string workspace = pattern;
+  REQUIRE(system(("mkdir -p " + workspace + "/.git && echo ref > " + workspace + "/.git/HEAD")
+                     .c_str()) == 0);
+  SandboxRun run;
+  run.workspace = workspace;
+  run.read_only = {".git"};
+  run.files = {{"given.txt", "from evalrun\n"}};
+  run.argv = {"sh", "-c",
+              "cat given.txt; echo made > made.txt; echo x > .git/HEAD 2>/dev/null || echo "
+              "refused; echo y > .git/new 2>/dev/null || echo refused-new; pwd"};
+  SandboxResult result = Bubblewrap().Run(run);
+  CHECK(result.exit_code == 0);
+  CHECK(result.stdout_text == "from evalrun\nrefused\nrefused-new\n/work\n");
+  std::ifstream made(workspace + "/made.txt");
+  std::string line;
+  CHECK(std::getline(made, line));
+  CHECK(line == "made");
+  std::ifstream head(workspace + "/.git/HEAD");
+  CHECK(std::getline(head, line));
+  CHECK(line == "ref");
+
+  run.read_only = {"../etc"};
+  CHECK(Bubblewrap().Run(run).stderr_text ==
+        "evalrun sandbox: read-only path outside the working copy: '../etc'");
+  run.read_only = {"missing"};
+  CHECK(Bubblewrap().Run(run).stderr_text ==
+        "evalrun sandbox: read-only path 'missing' does not exist");
+  run.read_only = {};
+  run.workspace = workspace + "/nope";
+  CHECK(Bubblewrap().Run(run).stderr_text ==
+        "evalrun sandbox: workspace '" + workspace + "/nope' is not a directory");
+  REQUIRE(system(("rm -rf " + workspace).c_str()) == 0);
+}
+
 TEST_CASE("sandbox: start-up cost of a run", "[sandbox][benchmark]") {
   if (!HaveBubblewrap()) return;
   SandboxRun run;
