@@ -79,6 +79,7 @@ json TaskJson(const TaskResult& t, size_t index) {
   PutBundleText(j, "output", t.output);
   PutBundleText(j, "reasoning", t.reasoning);
   PutBundleText(j, "finish_reason", t.finish_reason);
+  j["transcript"] = ValidUtf8Json(t.transcript);
   j["attempts"] = t.attempts;
   j["wall_s"] = Number(t.wall_s, where + ".wall_s");
   j["finished_at_ns"] = std::to_string(t.finished_at_ns);  // beyond 2^53: a decimal string
@@ -265,6 +266,8 @@ TaskResult ReadTask(const Reader& r, const json& j, const std::string& where) {
   t.output = r.Text(j, where, "output");
   t.reasoning = r.Text(j, where, "reasoning");
   t.finish_reason = r.Text(j, where, "finish_reason");
+  // Absent in bundles written before agent tasks existed: the same as null.
+  if (j.contains("transcript")) t.transcript = j["transcript"];
   t.attempts = static_cast<int>(r.Int(j, where, "attempts"));
   t.wall_s = r.Double(j, where, "wall_s");
   t.finished_at_ns = r.DecimalString(j, where, "finished_at_ns");

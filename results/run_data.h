@@ -60,6 +60,10 @@ struct TaskResult {
   std::string output;          // the answer channel of the final request
   std::string reasoning;       // reasoning kept apart
   std::string finish_reason;
+  // An agent task's every turn (docs/agent.md); null for single-request tasks. For agent tasks
+  // `output` is the episode record the grader reads (a world's calls and final state, a
+  // repository's diff), and the turns' own texts live here.
+  nlohmann::json transcript;
   std::vector<RequestRecord> requests;  // every request sent for the task (retries and agent
                                         // turns included), in order
   int attempts = 0;            // requests that failed for environment reasons and were retried

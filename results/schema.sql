@@ -1,7 +1,8 @@
 -- evalrun's results store (DESIGN.md section 10): one sqlite file, WAL mode, default
 -- ./evalrun.db. This file is the schema: it is compiled into evalrun (results/CMakeLists.txt) and
--- run on a new database; `PRAGMA user_version` holds the schema version below. A database with
--- another version is refused with a message naming both versions, never silently altered.
+-- run on a new database; `PRAGMA user_version` holds the schema version below. A version-1
+-- database is upgraded in place (version 2 only added task_results.transcript, with a default);
+-- any other version is refused with a message naming both versions, never altered.
 --
 -- Units: *_ns are nanoseconds, *_s seconds, *_at UTC ISO 8601 text ("2026-11-29T23:15:00Z"),
 -- tokens are the server's token counts (-1 = not reported), scores are in [0, 1].
@@ -10,7 +11,7 @@
 -- One transaction per finished task (task_results + its requests), so a run killed at any point
 -- loses at most the tasks that were in flight; those start over on --resume.
 
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 -- One row per run of `evalrun suite` or `evalrun speed --db`.
 CREATE TABLE runs (
@@ -69,6 +70,10 @@ CREATE TABLE task_results (
   output         TEXT NOT NULL,          -- the answer channel of the final request
   reasoning      TEXT NOT NULL,          -- reasoning_content / reasoning, kept apart
   finish_reason  TEXT NOT NULL,          -- 'stop', 'length', ... ('' if none arrived)
+  transcript     TEXT NOT NULL DEFAULT 'null', -- JSON: an agent task's every turn (messages,
+                                         -- replies, tool calls and results, timing); null for
+                                         -- single-request tasks. The output is then the
+                                         -- episode record its grader reads (docs/agent.md)
   attempts       INTEGER NOT NULL,       -- requests retried after environment failures
   wall_s         REAL NOT NULL,          -- first request sent -> grade, seconds
   finished_at_ns INTEGER NOT NULL,       -- UTC wall clock, ns since the Unix epoch

@@ -251,6 +251,17 @@ ResultStore::ResultStore(const std::string& path) : impl_(std::make_unique<Impl>
       impl_->Exec("ROLLBACK");
       throw;
     }
+  } else if (version == 1) {
+    // Version 2 only added task_results.transcript (agent tasks), with a default: additive.
+    impl_->Exec("BEGIN IMMEDIATE");
+    try {
+      impl_->Exec("ALTER TABLE task_results ADD COLUMN transcript TEXT NOT NULL DEFAULT 'null'");
+      impl_->Exec("PRAGMA user_version = 2");
+      impl_->Exec("COMMIT");
+    } catch (...) {
+      impl_->Exec("ROLLBACK");
+      throw;
+    }
   } else if (version != kStoreSchemaVersion) {
     throw Error(path + ": results database schema version " + std::to_string(version) +
                 ", this evalrun reads version " + std::to_string(kStoreSchemaVersion));
@@ -260,9 +271,9 @@ ResultStore::ResultStore(const std::string& path) : impl_(std::make_unique<Impl>
       db,
       "INSERT INTO task_results (run_id, task_id, task_hash, dimension, difficulty, weight, "
       "task_group, category, status, score, passed, reason, evidence, grader, grader_version, "
-      "output, reasoning, finish_reason, attempts, wall_s, finished_at_ns) VALUES "
+      "output, reasoning, finish_reason, attempts, wall_s, finished_at_ns, transcript) VALUES "
       "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, "
-      "?20, ?21)");
+      "?20, ?21, ?22)");
   impl_->insert_request = std::make_unique<Statement>(
       db,
       "INSERT INTO requests (run_id, task_id, seq, label, t_send_ns, queue_ns, first_ns, "
@@ -374,7 +385,7 @@ void ResultStore::CommitTask(const std::string& run_id, const TaskResult& r) {
     t.Bind(12, r.grade.reason).Bind(13, Dump(r.grade.evidence)).Bind(14, r.grade.grader);
     t.Bind(15, r.grade.grader_version).Bind(16, r.output).Bind(17, r.reasoning);
     t.Bind(18, r.finish_reason).Bind(19, r.attempts).Bind(20, r.wall_s);
-    t.Bind(21, r.finished_at_ns);
+    t.Bind(21, r.finished_at_ns).Bind(22, Dump(r.transcript));
     try {
       t.Run();
     } catch (const Statement::ConstraintError&) {
@@ -469,7 +480,7 @@ RunData ResultStore::LoadRun(const std::string& run_id) const {
   Statement t(impl_->db,
               "SELECT task_id, task_hash, dimension, difficulty, weight, task_group, category, "
               "status, score, passed, reason, evidence, grader, grader_version, output, "
-              "reasoning, finish_reason, attempts, wall_s, finished_at_ns FROM task_results "
+              "reasoning, finish_reason, attempts, wall_s, finished_at_ns, transcript FROM task_results "
               "WHERE run_id = ?1 ORDER BY finished_at_ns, task_id");
   t.Bind(1, run_id);
   std::map<std::string, size_t> index;
@@ -495,6 +506,7 @@ RunData ResultStore::LoadRun(const std::string& run_id) const {
     r.attempts = static_cast<int>(t.Int(17));
     r.wall_s = t.Real(18);
     r.finished_at_ns = t.Int(19);
+    r.transcript = ParseJsonColumn(t.Text(20));
     index[r.task_id] = data.tasks.size();
     data.tasks.push_back(std::move(r));
   }

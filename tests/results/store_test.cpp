@@ -187,6 +187,35 @@ TEST_CASE("store: runs list newest first, speed results and statuses persist", "
         db + ": no run nope (evalrun runs lists them)");
 }
 
+TEST_CASE("store: a version-1 database is upgraded in place, its results kept",
+          "[results][store]") {
+  TempDir dir;
+  const std::string db = dir.File("v1.db");
+  {
+    ResultStore store(db);
+    store.CreateRun(SampleRun("r-old"), {PlannedTask{"t1", std::string(64, 'a')}});
+    store.CommitTask("r-old", SampleResult("t1"));
+  }
+  // Make it what evalrun wrote before agent tasks: no transcript column, version 1.
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw, "ALTER TABLE task_results DROP COLUMN transcript; "
+                            "PRAGMA user_version = 1",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+
+  ResultStore store(db);
+  auto data = store.LoadRun("r-old");
+  REQUIRE(data.tasks.size() == 1);
+  CHECK(data.tasks[0].output == SampleResult("t1").output);
+  CHECK(data.tasks[0].transcript.is_null());
+  TaskResult agent = SampleResult("t2");
+  agent.transcript = {{"schema_version", 1}, {"turns", nlohmann::json::array({{{"turn", 0}}})}};
+  store.CreateRun(SampleRun("r-new"), {PlannedTask{"t2", std::string(64, 'a')}});
+  store.CommitTask("r-new", agent);
+  CHECK(store.LoadRun("r-new").tasks[0].transcript == agent.transcript);
+}
+
 TEST_CASE("store: WAL mode and the schema version, and refusals of other databases",
           "[results][store]") {
   TempDir dir;
@@ -203,11 +232,11 @@ TEST_CASE("store: WAL mode and the schema version, and refusals of other databas
     return value;
   };
   CHECK(scalar("PRAGMA journal_mode") == "wal");
-  CHECK(scalar("PRAGMA user_version") == "1");
+  CHECK(scalar("PRAGMA user_version") == "2");
   REQUIRE(sqlite3_exec(raw, "PRAGMA user_version = 7", nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(raw);
   CHECK(ErrorOf([&] { ResultStore store(db); }) ==
-        db + ": results database schema version 7, this evalrun reads version 1");
+        db + ": results database schema version 7, this evalrun reads version 2");
 
   const std::string other = dir.File("other.db");
   REQUIRE(sqlite3_open(other.c_str(), &raw) == SQLITE_OK);
