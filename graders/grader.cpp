@@ -158,6 +158,18 @@ Grade GradeOutput(const Task& task, const Output& output, const GradeContext& co
     grade.reason = "unknown grader '" + type + "'";
     return grade;
   }
+  GradeContext with_agent = context;
+  if (task.agent.is_object()) with_agent.agent = &task.agent;
+  if (grader->grades_episode()) {
+    Answer episode;
+    episode.text = output.content;
+    Grade result = grader->Run(GraderSpec(task), episode, with_agent);
+    result.grader = grade.grader;
+    result.grader_version = grade.grader_version;
+    if (result.status != GradeStatus::kGraded) result.passed = false;
+    result.score = std::clamp(result.score, 0.0, 1.0);
+    return result;
+  }
   const Answer answer = ExtractAnswer(output);
   grade.status = GradeStatus::kNoAnswer;
   if (answer.unclosed_think) {
@@ -173,7 +185,7 @@ Grade GradeOutput(const Task& task, const Output& output, const GradeContext& co
     }
     return grade;
   }
-  Grade result = grader->Run(GraderSpec(task), answer, context);
+  Grade result = grader->Run(GraderSpec(task), answer, with_agent);
   result.grader = grade.grader;
   result.grader_version = grade.grader_version;
   if (result.status != GradeStatus::kGraded) result.passed = false;

@@ -26,6 +26,9 @@ struct GradeContext {
   std::function<std::optional<std::string>(const std::string& path)> read_file;
   const Sandbox* sandbox = nullptr;
   bool unsafe_no_sandbox = false;  // the user accepted running code without isolation
+  // The task's `agent` mapping (evalrun agent tasks: the world, the repository); null for
+  // others. Set by GradeOutput.
+  const nlohmann::json* agent = nullptr;
 };
 
 class Grader {
@@ -40,6 +43,10 @@ class Grader {
   // (bounded work: regex match limits, size caps).
   virtual Grade Run(const nlohmann::json& spec, const Answer& answer,
                     const GradeContext& context) const = 0;
+  // Agent graders grade an episode record (the JSON document an agent task stores as its
+  // output: a world's calls and final state, a repository's diff), not a model's answer: they
+  // get it verbatim in Answer::text, with no think-block extraction and no empty-answer rule.
+  virtual bool grades_episode() const { return false; }
 };
 
 // The built-in graders, one table, registered in one constructor; duplicates are a programmer
