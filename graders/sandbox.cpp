@@ -4,7 +4,10 @@
 // the unsafe sandbox, the program itself). The parent reads stdout/stderr with poll() until the
 // child exits or the wall clock runs out, then SIGKILLs the whole group. Under bubblewrap the code
 // runs in its own pid namespace whose init dies with bwrap (--die-with-parent), so the kernel kills
-// every process the code started; the unsafe sandbox can only kill the process group.
+// every process the code started; the unsafe sandbox can only kill the process group. A session
+// (Sandbox::Start) is the same child kept running: its stdin is a socket the parent writes one
+// request line to per exchange, and the same poll() loop reads one reply line back under the
+// exchange's deadline.
 #include "graders/sandbox.h"
 
 #include <fcntl.h>
@@ -12,6 +15,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -215,6 +219,74 @@ void SetLimit(int resource, rlim_t soft, rlim_t hard) {
   if (setrlimit(resource, &limit) != 0) ChildFail("setrlimit");
 }
 
+// A started child: its pid (also its process group) and a pidfd that becomes readable when it
+// exits (-1 before Linux 5.3: poll with a short timeout and waitpid instead).
+struct Spawned {
+  pid_t pid = -1;
+  Fd pidfd;
+  std::string error;  // fork failed
+};
+
+// Forks and execs `launch` with the limits, fds 0/1/2 from `stdin_fd`, `out_fd`, `err_fd` (which
+// the caller then closes on its side). Never throws.
+Spawned Spawn(const Launch& launch, int stdin_fd, int out_fd, int err_fd) {
+  Spawned spawned;
+  const SandboxLimits& limits = launch.limits;
+  const bool drop = RunningAsRoot();
+  const uid_t uid = drop ? kSandboxUid : getuid();
+  const rlim_t nproc = static_cast<rlim_t>(CountProcessesOf(uid) + limits.max_processes);
+  const auto cpu = static_cast<rlim_t>(limits.cpu_seconds < 1 ? 1 : limits.cpu_seconds + 0.999);
+  CArgs argv(launch.argv);
+  CArgs env(launch.env);
+
+  const pid_t pid = fork();
+  if (pid < 0) {
+    spawned.error = std::string("evalrun sandbox: fork failed: ") + std::strerror(errno);
+    return spawned;
+  }
+  if (pid == 0) {
+    // The child: its own session and process group, so one killpg() reaches everything it
+    // starts (unless the code itself calls setsid, which bubblewrap's pid namespace covers).
+    setsid();
+    if (stdin_fd < 0 || dup2(stdin_fd, 0) < 0) ChildFail("stdin");
+    if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) ChildFail("dup2");
+    SetLimit(RLIMIT_CORE, 0, 0);
+    SetLimit(RLIMIT_CPU, cpu, cpu + 1);  // SIGXCPU at the soft limit, SIGKILL one second later
+    SetLimit(RLIMIT_AS, static_cast<rlim_t>(limits.memory_bytes),
+             static_cast<rlim_t>(limits.memory_bytes));
+    SetLimit(RLIMIT_FSIZE, static_cast<rlim_t>(limits.max_file_bytes),
+             static_cast<rlim_t>(limits.max_file_bytes));
+    SetLimit(RLIMIT_NPROC, nproc, nproc);
+    if (drop) {
+      if (setgroups(0, nullptr) != 0) ChildFail("setgroups");
+      if (setgid(kSandboxGid) != 0) ChildFail("setgid");
+      if (setuid(kSandboxUid) != 0) ChildFail("setuid");
+    }
+    if (!launch.chdir_to.empty() && chdir(launch.chdir_to.c_str()) != 0) ChildFail("chdir");
+    execve(launch.executable.c_str(), argv.get(), env.get());
+    ChildFail(launch.executable.c_str());
+  }
+  setpgid(pid, pid);  // also done by the child's setsid(); whichever runs first wins
+  spawned.pid = pid;
+  spawned.pidfd = Fd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  return spawned;
+}
+
+// RLIMIT_AS makes allocations fail; runtimes say so in their own words.
+bool SaysOutOfMemory(const std::string& stderr_text) {
+  for (const char* sign : {"MemoryError", "std::bad_alloc", "JavaScript heap out of memory",
+                           "Cannot allocate memory", "Fatal process OOM"}) {
+    if (stderr_text.find(sign) != std::string::npos) return true;
+  }
+  return false;
+}
+
+int ExitCodeOf(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
 // Runs `launch` with the limits; fills stdout/stderr/exit code/timing. Never throws for what the
 // program does.
 SandboxResult Execute(const Launch& launch, const fs::path& stdin_path) {
@@ -234,45 +306,14 @@ SandboxResult Execute(const Launch& launch, const fs::path& stdin_path) {
   Fd err_read(err_pipe[0]), err_write(err_pipe[1]);
   Fd stdin_fd(open(stdin_path.empty() ? "/dev/null" : stdin_path.c_str(), O_RDONLY | O_CLOEXEC));
 
-  const bool drop = RunningAsRoot();
-  const uid_t uid = drop ? kSandboxUid : getuid();
-  const rlim_t nproc = static_cast<rlim_t>(CountProcessesOf(uid) + limits.max_processes);
-  const auto cpu = static_cast<rlim_t>(limits.cpu_seconds < 1 ? 1 : limits.cpu_seconds + 0.999);
-  CArgs argv(launch.argv);
-  CArgs env(launch.env);
   const auto start = std::chrono::steady_clock::now();
-
-  const pid_t pid = fork();
-  if (pid < 0) {
-    result.stderr_text = std::string("evalrun sandbox: fork failed: ") + std::strerror(errno);
+  Spawned spawned = Spawn(launch, stdin_fd.get(), out_write.get(), err_write.get());
+  if (spawned.pid < 0) {
+    result.stderr_text = spawned.error;
     return result;
   }
-  if (pid == 0) {
-    // The child: its own session and process group, so one killpg() reaches everything it
-    // starts (unless the code itself calls setsid, which bubblewrap's pid namespace covers).
-    setsid();
-    if (stdin_fd.get() < 0 || dup2(stdin_fd.get(), 0) < 0) ChildFail("stdin");
-    if (dup2(out_write.get(), 1) < 0 || dup2(err_write.get(), 2) < 0) ChildFail("dup2");
-    SetLimit(RLIMIT_CORE, 0, 0);
-    SetLimit(RLIMIT_CPU, cpu, cpu + 1);  // SIGXCPU at the soft limit, SIGKILL one second later
-    SetLimit(RLIMIT_AS, static_cast<rlim_t>(limits.memory_bytes),
-             static_cast<rlim_t>(limits.memory_bytes));
-    SetLimit(RLIMIT_FSIZE, static_cast<rlim_t>(limits.max_file_bytes),
-             static_cast<rlim_t>(limits.max_file_bytes));
-    SetLimit(RLIMIT_NPROC, nproc, nproc);
-    if (drop) {
-      if (setgroups(0, nullptr) != 0) ChildFail("setgroups");
-      if (setgid(kSandboxGid) != 0) ChildFail("setgid");
-      if (setuid(kSandboxUid) != 0) ChildFail("setuid");
-    }
-    if (!launch.chdir_to.empty() && chdir(launch.chdir_to.c_str()) != 0) ChildFail("chdir");
-    execve(launch.executable.c_str(), argv.get(), env.get());
-    ChildFail(launch.executable.c_str());
-  }
-  setpgid(pid, pid);  // also done by the child's setsid(); whichever runs first wins
-  // A pidfd becomes readable when the child exits, so poll() wakes at once; without one (Linux
-  // before 5.3) the loop polls every 20 ms.
-  Fd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  const pid_t pid = spawned.pid;
+  Fd pidfd = std::move(spawned.pidfd);
   out_write.Reset();
   err_write.Reset();
   stdin_fd.Reset();
@@ -331,13 +372,8 @@ SandboxResult Execute(const Launch& launch, const fs::path& stdin_path) {
   }
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
-  // RLIMIT_AS makes allocations fail; runtimes say so in their own words.
-  for (const char* sign : {"MemoryError", "std::bad_alloc", "JavaScript heap out of memory",
-                           "Cannot allocate memory", "Fatal process OOM"}) {
-    if (result.stderr_text.find(sign) != std::string::npos) result.out_of_memory = true;
-  }
+  result.exit_code = ExitCodeOf(status);
+  result.out_of_memory = SaysOutOfMemory(result.stderr_text);
   return result;
 }
 
@@ -365,6 +401,306 @@ SandboxResult SetupFailure(const std::string& message) {
   result.exit_code = 127;
   result.stderr_text = "evalrun sandbox: " + message;
   return result;
+}
+
+// A session (SandboxSession): one child started with its stdin on a socket (so that writing to
+// a process that has gone raises no SIGPIPE: send() with MSG_NOSIGNAL) and stdout/stderr on
+// pipes; each exchange polls all three and the pidfd until a reply line, the deadline, or the
+// child's end.
+class ProcessSession final : public SandboxSession {
+ public:
+  // A session that could not start: every exchange reports `error`.
+  explicit ProcessSession(std::string error) : error_(std::move(error)) { exit_code_ = 127; }
+
+  ProcessSession(std::unique_ptr<Scratch> scratch, const Launch& launch)
+      : scratch_(std::move(scratch)), limits_(launch.limits) {
+    started_ = std::chrono::steady_clock::now();
+    int stdin_pair[2];
+    int out_pipe[2];
+    int err_pipe[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, stdin_pair) != 0) {
+      Fail("socketpair failed");
+      return;
+    }
+    Fd child_in(stdin_pair[1]);
+    stdin_ = Fd(stdin_pair[0]);
+    if (pipe2(out_pipe, O_CLOEXEC) != 0) {
+      Fail("pipe failed");
+      return;
+    }
+    Fd child_out(out_pipe[1]);
+    stdout_ = Fd(out_pipe[0]);
+    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+      Fail("pipe failed");
+      return;
+    }
+    Fd child_err(err_pipe[1]);
+    stderr_ = Fd(err_pipe[0]);
+    Spawned spawned = Spawn(launch, child_in.get(), child_out.get(), child_err.get());
+    if (spawned.pid < 0) {
+      error_ = spawned.error;
+      exit_code_ = 127;
+      return;
+    }
+    pid_ = spawned.pid;
+    pidfd_ = std::move(spawned.pidfd);
+  }
+
+  ProcessSession(const ProcessSession&) = delete;
+  ProcessSession& operator=(const ProcessSession&) = delete;
+  ~ProcessSession() override { Kill(); }
+
+  bool alive() const override {
+    if (pid_ <= 0 || reaped_) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {  // it ended between exchanges
+      reaped_ = true;
+      exit_code_ = ExitCodeOf(status);
+      return false;
+    }
+    return true;
+  }
+
+  SandboxExchange Exchange(const std::string& line) override {
+    SandboxExchange out;
+    const auto start = std::chrono::steady_clock::now();
+    if (!alive()) {
+      out.exit_code = exit_code_;
+      out.stderr_text = error_.empty() ? "evalrun sandbox: the session has ended" : error_;
+      return out;
+    }
+    const auto life_end = started_ + Seconds(limits_.session_seconds);
+    const auto exchange_end = start + Seconds(limits_.wall_seconds);
+    auto deadline = std::min(life_end, exchange_end);
+    const std::string request = line + "\n";
+    size_t sent = 0;
+    std::string reply;
+    bool stdout_closed = false;
+    char buffer[65536];
+    for (;;) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) {
+        // A child that closed its stdout was given a moment to exit; it did not.
+        if (!stdout_closed) {
+          out.timed_out = true;
+          out.session_expired = life_end <= exchange_end;
+        }
+        Kill();
+        break;
+      }
+      pollfd fds[4] = {{sent < request.size() ? stdin_.get() : -1, POLLOUT, 0},
+                       {stdout_.get(), POLLIN, 0},
+                       {stderr_.get(), POLLIN, 0},
+                       {pidfd_.get(), POLLIN, 0}};
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+      const long cap = pidfd_.get() < 0 ? 20 : 1000;
+      const int timeout_ms =
+          static_cast<int>(std::max<long>(0, std::min<long>(left.count() + 1, cap)));
+      if (poll(fds, 4, timeout_ms) < 0 && errno != EINTR) {
+        Kill();
+        break;
+      }
+      if (fds[0].fd >= 0 && (fds[0].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
+        const ssize_t n = send(stdin_.get(), request.data() + sent, request.size() - sent,
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+          sent += static_cast<size_t>(n);
+        } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+          sent = request.size();  // the child no longer reads: wait for its end or a reply
+        }
+      }
+      ReadStderr(fds[2].revents, out.stderr_text);
+      if ((fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+        const ssize_t n = read(stdout_.get(), buffer, sizeof(buffer));
+        if (n > 0) {
+          const size_t before = reply.size();
+          reply.append(buffer, static_cast<size_t>(n));
+          const size_t nl = reply.find('\n', before);
+          if (nl != std::string::npos) {
+            out.ok = true;
+            out.reply = reply.substr(0, nl);
+            break;
+          }
+          if (reply.size() > limits_.max_output_bytes) {
+            out.reply_too_long = true;
+            Kill();
+            break;
+          }
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+          // The child closed its stdout: it is ending. Give it a moment for its exit code.
+          stdout_.Reset();
+          stdout_closed = true;
+          deadline = std::min(deadline, std::chrono::steady_clock::now() +
+                                            std::chrono::milliseconds(200));
+        }
+      }
+      if (ReapIfExited()) {
+        // Whatever it left running goes now; collect what it wrote last.
+        DrainAfterExit(reply, out);
+        Kill();
+        break;
+      }
+    }
+    if (alive()) {
+      pollfd err = {stderr_.get(), POLLIN, 0};
+      while (poll(&err, 1, 0) > 0 && err.revents != 0 && stderr_.get() >= 0) {
+        ReadStderr(err.revents, out.stderr_text);
+        err = {stderr_.get(), POLLIN, 0};
+      }
+    } else {
+      out.exit_code = exit_code_;
+    }
+    out.out_of_memory = SaysOutOfMemory(out.stderr_text);
+    out.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  }
+
+  SandboxResult Close() override {
+    if (closed_) return closed_result_;
+    closed_ = true;
+    SandboxResult& result = closed_result_;
+    if (alive()) {
+      stdin_.Reset();  // EOF on its stdin: a well-behaved server exits now
+      const auto deadline = std::chrono::steady_clock::now() + Seconds(limits_.wall_seconds);
+      char buffer[65536];
+      while (alive()) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) {
+          result.timed_out = true;
+          Kill();
+          break;
+        }
+        pollfd fds[3] = {{stdout_.get(), POLLIN, 0},
+                         {stderr_.get(), POLLIN, 0},
+                         {pidfd_.get(), POLLIN, 0}};
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+        const long cap = pidfd_.get() < 0 ? 20 : 1000;
+        poll(fds, 3, static_cast<int>(std::max<long>(0, std::min<long>(left.count() + 1, cap))));
+        if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+          const ssize_t n = read(stdout_.get(), buffer, sizeof(buffer));
+          if (n > 0) {
+            const size_t room = limits_.max_output_bytes > result.stdout_text.size()
+                                    ? limits_.max_output_bytes - result.stdout_text.size()
+                                    : 0;
+            result.stdout_text.append(buffer, std::min(room, static_cast<size_t>(n)));
+          } else if (n == 0 || errno != EINTR) {
+            stdout_.Reset();
+          }
+        }
+        ReadStderr(fds[1].revents, result.stderr_text);
+        if (ReapIfExited()) Kill();
+      }
+    }
+    Kill();
+    if (!error_.empty()) result.stderr_text = error_;
+    result.exit_code = exit_code_;
+    result.out_of_memory = SaysOutOfMemory(result.stderr_text);
+    result.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    return result;
+  }
+
+ private:
+  static std::chrono::steady_clock::duration Seconds(double s) {
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(std::max(0.0, std::min(s, 1e9))));
+  }
+
+  void Fail(const char* what) {
+    error_ = std::string("evalrun sandbox: ") + what + ": " + std::strerror(errno);
+    exit_code_ = 127;
+  }
+
+  // Reads what stderr has (keeping the first max_output_bytes of this exchange, reading on past
+  // the cap so the child never blocks on a full pipe).
+  void ReadStderr(short revents, std::string& text) {
+    if (stderr_.get() < 0 || (revents & (POLLIN | POLLHUP | POLLERR)) == 0) return;
+    char buffer[65536];
+    const ssize_t n = read(stderr_.get(), buffer, sizeof(buffer));
+    if (n > 0) {
+      const size_t room =
+          limits_.max_output_bytes > text.size() ? limits_.max_output_bytes - text.size() : 0;
+      text.append(buffer, std::min(room, static_cast<size_t>(n)));
+    } else if (n == 0 || errno != EINTR) {
+      stderr_.Reset();
+    }
+  }
+
+  // True (and the exit code kept) when the child has exited.
+  bool ReapIfExited() {
+    if (pid_ <= 0 || reaped_) return reaped_;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      reaped_ = true;
+      exit_code_ = ExitCodeOf(status);
+    }
+    return reaped_;
+  }
+
+  // After the child's exit: its last words on stdout (a reply line completes the exchange) and
+  // stderr, for at most 200 ms (a grandchild may hold the pipes open until the kill).
+  void DrainAfterExit(std::string& reply, SandboxExchange& out) {
+    killpg(pid_, SIGKILL);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    char buffer[65536];
+    while ((stdout_.get() >= 0 || stderr_.get() >= 0) &&
+           std::chrono::steady_clock::now() < until) {
+      pollfd fds[2] = {{stdout_.get(), POLLIN, 0}, {stderr_.get(), POLLIN, 0}};
+      if (poll(fds, 2, 20) <= 0) continue;
+      if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+        const ssize_t n = read(stdout_.get(), buffer, sizeof(buffer));
+        if (n > 0) {
+          if (!out.ok && reply.size() <= limits_.max_output_bytes) {
+            const size_t before = reply.size();
+            reply.append(buffer, static_cast<size_t>(n));
+            const size_t nl = reply.find('\n', before);
+            if (nl != std::string::npos) {
+              out.ok = true;
+              out.reply = reply.substr(0, nl);
+            }
+          }
+        } else if (n == 0 || errno != EINTR) {
+          stdout_.Reset();
+        }
+      }
+      ReadStderr(fds[1].revents, out.stderr_text);
+    }
+  }
+
+  // SIGKILLs the process group (under bubblewrap, bwrap's death takes its pid namespace with
+  // it), reaps the child and closes every pipe. Idempotent.
+  void Kill() {
+    if (pid_ > 0) {
+      killpg(pid_, SIGKILL);
+      if (!reaped_) {
+        kill(pid_, SIGKILL);
+        int status = 0;
+        if (waitpid(pid_, &status, 0) == pid_) exit_code_ = ExitCodeOf(status);
+        reaped_ = true;
+      }
+      pid_ = -1;
+    }
+    stdin_.Reset();
+    stdout_.Reset();
+    stderr_.Reset();
+    pidfd_.Reset();
+  }
+
+  std::unique_ptr<Scratch> scratch_;  // the working copy; removed after the kill
+  SandboxLimits limits_;
+  std::chrono::steady_clock::time_point started_;
+  pid_t pid_ = -1;
+  mutable bool reaped_ = false;  // alive() reaps a child that ended between exchanges
+  mutable int exit_code_ = -1;
+  std::string error_;  // why it could not start
+  Fd stdin_, stdout_, stderr_, pidfd_;
+  bool closed_ = false;
+  SandboxResult closed_result_;
+};
+
+std::unique_ptr<SandboxSession> FailedSession(const std::string& message) {
+  return std::make_unique<ProcessSession>("evalrun sandbox: " + message);
 }
 
 class BubblewrapSandbox : public Sandbox {
@@ -404,6 +740,29 @@ class BubblewrapSandbox : public Sandbox {
     Scratch scratch;
     if (!scratch.ok()) return SetupFailure("cannot create a temporary directory");
     if (std::string error = PrepareRun(scratch, run); !error.empty()) return SetupFailure(error);
+    return Execute(BuildLaunch(scratch, run), scratch.root() / "stdin");
+  }
+
+  std::unique_ptr<SandboxSession> Start(const SandboxRun& run) const override {
+    if (bwrap_.empty()) return FailedSession(*unavailable_);
+    if (run.argv.empty()) return FailedSession("nothing to run");
+    auto scratch = std::make_unique<Scratch>();
+    if (!scratch->ok()) return FailedSession("cannot create a temporary directory");
+    if (std::string error = PrepareRun(*scratch, run); !error.empty()) {
+      return FailedSession(error);
+    }
+    const Launch launch = BuildLaunch(*scratch, run);
+    return std::make_unique<ProcessSession>(std::move(scratch), launch);
+  }
+
+  std::string Describe() const override {
+    return version_ + ", uid " + std::to_string(RunningAsRoot() ? kSandboxUid : getuid()) +
+           ", no network";
+  }
+
+ private:
+  // bwrap's command line for `run` in `scratch` (prepared).
+  Launch BuildLaunch(const Scratch& scratch, const SandboxRun& run) const {
     std::vector<std::string> args = {
         "bwrap",         "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
         "--new-session", "--hostname",    "sandbox",        "--clearenv"};
@@ -436,16 +795,9 @@ class BubblewrapSandbox : public Sandbox {
     }
     args.insert(args.end(), {"--chdir", "/work", "--remount-ro", "/", "--"});
     args.insert(args.end(), run.argv.begin(), run.argv.end());
-    Launch launch{bwrap_, std::move(args), SandboxEnv("/"), "", run.limits};
-    return Execute(launch, scratch.root() / "stdin");
+    return Launch{bwrap_, std::move(args), SandboxEnv("/"), "", run.limits};
   }
 
-  std::string Describe() const override {
-    return version_ + ", uid " + std::to_string(RunningAsRoot() ? kSandboxUid : getuid()) +
-           ", no network";
-  }
-
- private:
   std::string bwrap_;
   std::string version_;
   std::optional<std::string> unavailable_;
@@ -465,6 +817,20 @@ class UnsafeSandbox : public Sandbox {
     const std::string work = WorkDir(scratch, run).string();
     Launch launch{executable, run.argv, SandboxEnv(work), work, run.limits};
     return Execute(launch, scratch.root() / "stdin");
+  }
+
+  std::unique_ptr<SandboxSession> Start(const SandboxRun& run) const override {
+    if (run.argv.empty()) return FailedSession("nothing to run");
+    const std::string executable = FindOnPath(run.argv[0]);
+    if (executable.empty()) return FailedSession(run.argv[0] + ": not found");
+    auto scratch = std::make_unique<Scratch>();
+    if (!scratch->ok()) return FailedSession("cannot create a temporary directory");
+    if (std::string error = PrepareRun(*scratch, run); !error.empty()) {
+      return FailedSession(error);
+    }
+    const std::string work = WorkDir(*scratch, run).string();
+    const Launch launch{executable, run.argv, SandboxEnv(work), work, run.limits};
+    return std::make_unique<ProcessSession>(std::move(scratch), launch);
   }
 
   std::string Describe() const override {

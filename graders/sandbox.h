@@ -18,12 +18,15 @@ struct SandboxLimits {
   long max_processes = 64;
   long max_file_bytes = 16L << 20;
   size_t max_output_bytes = 1 << 20;  // stdout/stderr kept, each
+  // Sandbox::Start only: the session's whole life in seconds; an exchange that would run past it
+  // is cut there and the session killed (SandboxExchange::session_expired).
+  double session_seconds = 3600;
 };
 
 struct SandboxRun {
   std::vector<std::string> argv;                 // argv[0] looked up on the sandbox's PATH
   std::map<std::string, std::string> files;      // written into the working copy first
-  std::string stdin_text;
+  std::string stdin_text;  // Run only; a session's stdin is its exchanges
   SandboxLimits limits;
   // When set, this host directory is the working copy (bound at /work, writable) instead of a
   // throwaway one, and what the code writes there stays after the run: an agent task's
@@ -44,6 +47,51 @@ struct SandboxResult {
   double wall_seconds = 0;
 };
 
+// One exchange with a session (SandboxSession::Exchange).
+struct SandboxExchange {
+  bool ok = false;     // a whole reply line came back
+  std::string reply;   // that line, without its '\n'
+  // The exchange's wall clock (limits.wall_seconds) ran out and every process of the session
+  // was killed; with session_expired, it was the session's life (limits.session_seconds).
+  bool timed_out = false;
+  bool session_expired = false;
+  bool reply_too_long = false;  // max_output_bytes came without a '\n': the session was killed
+  bool out_of_memory = false;   // the runtime said so on stderr
+  // Set when the session ended during the exchange (it exited, or evalrun killed it): the exit
+  // code, 128 + signal when killed by one. -1 while it lives.
+  int exit_code = -1;
+  // What the session wrote on stderr during the exchange (the first max_output_bytes), or, for
+  // a session that could not start or has ended, why ("evalrun sandbox: ...").
+  std::string stderr_text;
+  double wall_seconds = 0;  // steady clock, the exchange
+};
+
+// A long-lived sandboxed process spoken to one line at a time: a request line on its stdin, one
+// reply line on its stdout. Same isolation and rlimits as Sandbox::Run, with these differences:
+// limits.wall_seconds bounds each exchange (not the session), limits.session_seconds its whole
+// life, and RLIMIT_CPU (limits.cpu_seconds) counts each process's CPU over the session's whole
+// life. Between exchanges nothing reads the process's output or watches its clock: what holds it
+// then is RLIMIT_CPU, session_seconds at the next exchange, and the destructor. Not thread-safe;
+// bubblewrap's --die-with-parent fires when the thread that called Start exits, so that thread
+// must outlive the session.
+class SandboxSession {
+ public:
+  // Kills every process of the session (the whole process group; under bubblewrap the whole pid
+  // namespace) and removes its working copy.
+  virtual ~SandboxSession() = default;
+  // Writes `line` and '\n' to the process's stdin, then reads its stdout up to the next '\n',
+  // draining stderr meanwhile; bytes after that newline are dropped. `line` must not contain
+  // '\n'. On a timeout, an over-long reply, or a process that exits or closes its stdout, the
+  // session is killed (alive() turns false) and the exchange says why. Never throws.
+  virtual SandboxExchange Exchange(const std::string& line) = 0;
+  // Whether the process is still there to answer (false after it exited, was killed, or Close).
+  virtual bool alive() const = 0;
+  // Closes the process's stdin, waits up to limits.wall_seconds for it to exit, then kills what
+  // is left. stdout/stderr_text: what it wrote since the last exchange; wall_seconds: the
+  // session's whole life. Later calls return the same.
+  virtual SandboxResult Close() = 0;
+};
+
 class Sandbox {
  public:
   virtual ~Sandbox() = default;
@@ -51,6 +99,12 @@ class Sandbox {
   virtual std::optional<std::string> Unavailable() const = 0;
   // Runs in a fresh throwaway working copy. Never throws for what the code does.
   virtual SandboxResult Run(const SandboxRun& run) const = 0;
+  // Starts run.argv as a session (SandboxSession) in a fresh working copy (or run.workspace).
+  // Returns at once: the program's own start-up happens during the first exchange. A setup
+  // failure gives a session that is not alive and whose exchanges report it (exit code 127,
+  // stderr_text "evalrun sandbox: ..."). nullptr: this sandbox holds no sessions (test fakes);
+  // callers then use Run. Never throws.
+  virtual std::unique_ptr<SandboxSession> Start(const SandboxRun& /*run*/) const { return nullptr; }
   virtual std::string Describe() const = 0;  // "bubblewrap 0.8.0, uid 65534, no network"
 };
 
