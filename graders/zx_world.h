@@ -9,6 +9,7 @@
 // 0dafc912 (the only stored version), execution/toolWorld.ts (the copy in
 // Little-Star888/zx-bench at a5f6a19f; suncityldp's own is not in the store). The text loop that
 // drives a World lives in runner/zx_world_loop.h.
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,10 +66,14 @@ struct WorldEvent {
   // Set when zx-bench's Docker world would have thrown (the script ran out of time or memory,
   // the runner died): evalrun records it as a failed call and carries on (docs/zx-bench.md).
   std::string infrastructure_error;
-  // Milliseconds on the steady clock: the whole call, inside Sandbox::Run, and the tool's own
-  // Python (as the driver timed it). overhead = total - script: sandbox start, python start,
-  // state load and store, recording.
+  // Milliseconds on the steady clock: the whole call; waiting in it for the episode's sandboxed
+  // driver to be ready (the first call, and the call after one that killed it: the driver was
+  // launched earlier and booted meanwhile; 0 otherwise); the
+  // exchange with the driver (with WorldLimits::process_per_call, the whole Sandbox::Run:
+  // sandbox and python start included); and the tool's own Python (as the driver timed it).
+  // overhead = total - script: start-up, state load and store, recording.
   double total_ms = 0;
+  double start_ms = 0;
   double sandbox_ms = 0;
   double script_ms = 0;
   double overhead_ms() const { return total_ms - script_ms; }
@@ -78,13 +83,29 @@ nlohmann::json ToJson(const WorldEvent& event);
 
 struct WorldLimits {
   SandboxLimits sandbox;  // per tool call; wall_seconds 10 by default
+  // false (the default): one sandboxed python3 per episode (a SandboxSession) answers every
+  // call; it is launched with the World and again right after a call that killed it. true, or a
+  // sandbox that holds no sessions: a fresh sandbox and python3 for every call (slower by their
+  // start-up; bench/world_bench.cpp measures both).
+  bool process_per_call = false;
+  // The session's whole life: CPU seconds (its RLIMIT_CPU; the driver still holds each call to
+  // sandbox.cpu_seconds) and wall seconds (SandboxLimits::session_seconds).
+  double session_cpu_seconds = 600;
+  double session_seconds = 3600;
 };
 
-// The state of one episode and the tool calls made on it. Not thread-safe; one per episode.
+// The state of one episode and the tool calls made on it. Not thread-safe; one per episode, used
+// on one thread, which must outlive it (SandboxSession).
 class World {
  public:
-  // `sandbox` must outlive the World and be available (see WorldUnavailable).
+  // `sandbox` must outlive the World and be available (see WorldUnavailable). Launches the
+  // episode's driver (fork and exec; a few milliseconds) without waiting for it: bubblewrap and
+  // python3 boot while the caller asks the model for its first turn, and the first call waits
+  // only for what is left of that.
   World(const WorldConfig& config, const Sandbox& sandbox, WorldLimits limits = {});
+  ~World();  // kills the episode's driver and everything it started
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
 
   // Runs one call: the driver checks the tool exists and the arguments (TOOL_NOT_ALLOWED,
   // INVALID_ARGS, INVALID_ARG_<key>, UNKNOWN_ARG, PRIOR_CALL_REQUIRED, ...), runs the tool, and
@@ -96,9 +117,17 @@ class World {
   const std::vector<WorldEvent>& events() const { return events_; }
 
  private:
+  struct DriverOutput;
+  DriverOutput RunProcess(const std::string& request, WorldEvent& event);
+  DriverOutput RunSession(const std::string& request, WorldEvent& event);
+  void Launch();  // starts the driver's session without waiting for it
+
   const WorldConfig& config_;
   const Sandbox& sandbox_;
   WorldLimits limits_;
+  std::unique_ptr<SandboxSession> session_;  // the episode's driver
+  bool ready_ = false;                       // session_ answered the handshake
+  bool sessions_unsupported_ = false;        // Sandbox::Start gave nullptr
   ordered_json tools_;  // the tool specs, as the driver reads them
   ordered_json state_;
   ordered_json history_ = ordered_json::array();  // what the driver's requirePriorCall reads
@@ -121,6 +150,18 @@ struct WorldEpisode {
   double hard_timeout_ms = 1'200'000;
   bool answer_first_requested = false;
 };
+
+// A finished episode as an agent task stores it for grading (the task's output; `evalrun verify`
+// re-grades it): {"schema_version": 1, "kind": "world_episode", "termination_reason",
+// "turn_errors", "has_turns", "last_assistant_raw", "last_turn_calls", "final_message",
+// "last_finish_reason", "elapsed_ms", "hard_timeout_ms", "answer_first_requested",
+// "final_state", "events": [ToJson(WorldEvent)]}. The initial state is the world's and is not
+// stored. Objects come back with sorted keys (nlohmann::json); scoring does not depend on key
+// order (keys are compared as sets), only evidence text that prints an object does.
+nlohmann::json EpisodeToJson(const WorldEpisode& episode);
+// Reads EpisodeToJson's document. Throws Error "episode record: '<member>' <problem>"
+// ("episode record: 'events[2].ok' must be a boolean, not a string") for anything malformed.
+WorldEpisode EpisodeFromJson(const nlohmann::json& record, const ordered_json& initial_state);
 
 // worldLoop.ts extractWorldFinalMessage: the reply from the first `SAY` line on (fenced blocks
 // kept verbatim), or with answer_first an `ANSWER:` reply that calls no tool; "" when none.

@@ -18,8 +18,18 @@
 // reports why (the loop turns that into kSkipped, runner/zx_world_loop_test.cpp), and stop.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <memory>
+#include <random>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -357,6 +367,208 @@ TEST_CASE("zx_world: a tool that never ends is killed and recorded, not a crash"
   CHECK(e.total_ms < 10'000);
   CHECK(world.state() == config.initial_state);
   CHECK(ToJson(e)["infrastructure_error"].is_string());
+}
+
+// Processes whose command line mentions `token`.
+int Survivors(const std::string& token) {
+  int count = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find(token) != std::string::npos) ++count;
+  }
+  return count;
+}
+
+// Processes descended from this test program now: what its worlds' drivers (bubblewrap, its
+// pid-namespace init, python3) leave running.
+int Descendants() {
+  std::map<int, int> parent;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream rest(stat.substr(paren + 1));
+    std::string state;
+    int ppid = 0;
+    rest >> state >> ppid;
+    if (state != "Z") parent[std::stoi(pid)] = ppid;
+  }
+  int count = 0;
+  const int self = getpid();
+  for (const auto& [pid, ppid] : parent) {
+    int up = ppid;
+    for (int depth = 0; depth < 64 && up > 1; ++depth) {
+      if (up == self) {
+        ++count;
+        break;
+      }
+      auto it = parent.find(up);
+      up = it == parent.end() ? 0 : it->second;
+    }
+  }
+  return count;
+}
+
+TEST_CASE("zx_world: one driver per episode, restarted after a call past its limit, state kept",
+          "[graders][zx_world][sandbox]") {
+  // `work` counts; told to, it starts a sleeping python3 marked with `token` (which must die with
+  // the driver), or loops forever.
+  const std::string token = "evalrun-world-test-" + std::to_string(std::random_device()());
+  ordered_json entry = SyntheticEntry(
+      "import os, sys\n"
+      "if args['spawn'] and os.fork() == 0:\n"
+      "    os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', '" +
+      token +
+      "'])\n"
+      "while args['hang']: pass\n"
+      "state['n'] += 1; result = {'n': state['n']}");
+  entry["requirements"]["executionWorld"]["tools"][0]["requiredArgs"] = {{"spawn", "boolean"},
+                                                                        {"hang", "boolean"}};
+  const WorldConfig hanging = ParseWorldConfig(entry);
+  if (NoWorldHere()) return;
+  WorldLimits limits;
+  limits.sandbox.wall_seconds = 1;
+  limits.sandbox.cpu_seconds = 10;  // the wall clock, not the CPU limit, must end it
+  World world(hanging, TestSandbox(), limits);
+  const WorldEvent& first = world.Call("work", {{"spawn", false}, {"hang", false}});
+  REQUIRE(first.ok);
+  CHECK(first.start_ms > 0);  // the first call starts the driver
+  CHECK(first.total_ms >= first.start_ms + first.sandbox_ms);
+  const WorldEvent& second = world.Call("work", {{"spawn", true}, {"hang", false}});
+  REQUIRE(second.ok);
+  CHECK(second.start_ms == 0);  // the same driver answers
+  CHECK(JsStringify(second.result) == R"({"n":2})");
+  for (int i = 0; i < 100 && Survivors(token) == 0; ++i) usleep(20 * 1000);  // until it execs
+  CHECK(Survivors(token) == 1);  // the sleeper runs on beside the driver
+
+  const WorldEvent& hung = world.Call("work", {{"spawn", false}, {"hang", true}});
+  CHECK_FALSE(hung.ok);
+  CHECK(JsStringify(hung.result) == R"({"error":"TOOL_TIMEOUT"})");
+  CHECK(hung.infrastructure_error ==
+        "the tool ran past the sandbox's wall-clock limit and was killed");
+  CHECK(hung.sandbox_ms >= 900);
+  CHECK(hung.total_ms < 5000);
+  CHECK(world.state()["n"] == 2);  // unchanged by the killed call
+  usleep(100 * 1000);
+  CHECK(Survivors(token) == 0);  // the killed driver took what its tool started with it
+
+  const WorldEvent& after = world.Call("work", {{"spawn", false}, {"hang", false}});
+  REQUIRE(after.ok);
+  CHECK(after.start_ms > 0);  // a fresh driver
+  CHECK(JsStringify(after.result) == R"({"n":3})");
+  CHECK(world.events().size() == 4);
+}
+
+TEST_CASE("zx_world: the episode's driver and one process per call agree",
+          "[graders][zx_world][sandbox]") {
+  const WorldConfig config = ParseWorldConfig(Entry("TC-CN-055-RECOVERY-1"));
+  if (NoWorldHere()) return;
+  WorldLimits per_call;
+  per_call.process_per_call = true;
+  World session(config, TestSandbox());
+  World process(config, TestSandbox(), per_call);
+  const std::vector<std::pair<std::string, ordered_json>> calls = {
+      {"query_order", {{"id", "1"}}},        {"query_order", {{"id", 67890}}},
+      {"query_order", {{"id", "67890"}}},    {"drop_table", ordered_json::object()},
+      {"cancel_order", {{"id", "67890"}}},   {"query_order", {{"id", "67890"}, {"x", 1}}}};
+  for (const auto& [tool, args] : calls) {
+    const WorldEvent& a = session.Call(tool, args);
+    const WorldEvent& b = process.Call(tool, args);
+    INFO(tool << " " << JsStringify(args));
+    CHECK(a.ok == b.ok);
+    CHECK(JsStringify(a.result) == JsStringify(b.result));
+    CHECK(b.start_ms == 0);  // nothing outlives a call there
+  }
+  CHECK(JsStringify(session.state()) == JsStringify(process.state()));
+  const int before = Descendants();
+  CHECK(before >= 1);  // `session`'s driver
+  {
+    World closing(config, TestSandbox());
+    REQUIRE(closing.Call("query_order", {{"id", "67890"}}).ok);
+    CHECK(Descendants() > before);
+  }
+  usleep(100 * 1000);
+  CHECK(Descendants() == before);  // `closing`'s driver went with it
+}
+
+TEST_CASE("zx_world: stored episodes re-score identically from their JSON",
+          "[graders][zx_world][sandbox]") {
+  const WorldConfig config = ParseWorldConfig(Entry("TC-CN-055-RECOVERY-1"));
+  if (NoWorldHere()) return;
+  World world(config, TestSandbox());
+  REQUIRE(world.Call("query_order", {{"id", "67890"}}).ok);
+  WorldEpisode replied = EpisodeOf(config, world, "SAY 订单 67890 当前状态：运输中。");
+  WorldEpisode silent = EpisodeOf(config, world, "好的");
+  silent.termination_reason = "no_action";
+  REQUIRE(world.Call("cancel_order", {{"id", "67890"}}).ok);
+  WorldEpisode cancelled = EpisodeOf(config, world, "SAY 订单 67890 运输中，已取消。");
+  const std::pair<const WorldEpisode*, int> cases[] = {
+      {&replied, 100}, {&cancelled, 0}, {&silent, 40}};
+  for (const auto& [episode, expected] : cases) {
+    const Grade direct = ScoreWorldEpisode(config, *episode, "tool_call_trace@tool_trace_v5");
+    // Through text, as a task's stored output is.
+    const std::string stored = EpisodeToJson(*episode).dump();
+    const WorldEpisode back =
+        EpisodeFromJson(nlohmann::json::parse(stored), config.initial_state);
+    const Grade again = ScoreWorldEpisode(config, back, "tool_call_trace@tool_trace_v5");
+    CHECK(direct.evidence["zx_score"] == expected);
+    CHECK(again.evidence["zx_score"] == expected);
+    CHECK(again.passed == direct.passed);
+    CHECK(again.score == direct.score);
+    CHECK(again.reason == direct.reason);
+    CHECK(again.evidence == direct.evidence);
+    CHECK(EpisodeToJson(back) == EpisodeToJson(*episode));
+  }
+}
+
+TEST_CASE("zx_world: malformed episode records name the member", "[graders][zx_world]") {
+  WorldEpisode episode;
+  episode.final_state = {{"n", 1}};
+  episode.termination_reason = "completed";
+  WorldEvent event;
+  event.tool = "work";
+  event.args = ordered_json::object();
+  event.ok = true;
+  event.result = {{"n", 1}};
+  episode.events.push_back(event);
+  const nlohmann::json good = EpisodeToJson(episode);
+  auto message = [](const nlohmann::json& record) -> std::string {
+    try {
+      EpisodeFromJson(record, ordered_json::object());
+    } catch (const Error& error) {
+      return error.what();
+    }
+    return "no error";
+  };
+  CHECK(message(good) == "no error");
+  CHECK(message(nlohmann::json::array()) == "episode record: must be a JSON object, not an array");
+  nlohmann::json bad = good;
+  bad["schema_version"] = 2;
+  CHECK(message(bad) == "episode record: 'schema_version' is 2; this evalrun reads version 1");
+  bad = good;
+  bad["kind"] = "repo_episode";
+  CHECK(message(bad) == "episode record: 'kind' must be \"world_episode\"");
+  bad = good;
+  bad.erase("final_state");
+  CHECK(message(bad) == "episode record: 'final_state' is missing");
+  bad = good;
+  bad["events"][0]["ok"] = "yes";
+  CHECK(message(bad) == "episode record: 'events[0].ok' must be a boolean, not a string");
+  bad = good;
+  bad["events"][0]["total_ms"] = "slow";
+  CHECK(message(bad) == "episode record: 'events[0].total_ms' must be a number, not a string");
+  bad = good;
+  bad["events"][0] = 3;
+  CHECK(message(bad) == "episode record: 'events[0]' must be an object, not a number");
+  bad = good;
+  bad["turn_errors"] = {"x", 1};
+  CHECK(message(bad) == "episode record: 'turn_errors[1]' must be a string, not a number");
 }
 
 TEST_CASE("zx_world: a tool's own prints and tool_error", "[graders][zx_world][sandbox]") {
