@@ -404,11 +404,24 @@ class TokenizedText {
   std::vector<size_t> json_ends_;
 };
 
-// A rule of MockConfig::answers, ready to stream.
-struct PreparedAnswer {
+// A native tool call of a scripted turn, ready to stream.
+struct PreparedCall {
+  std::string name;         // as JSON text, quoted
+  TokenizedText arguments;
+};
+
+// One reply of a rule, ready to stream: its reasoning, content, then its tool calls' arguments.
+struct PreparedTurn {
   TokenizedText reasoning;
   TokenizedText content;
+  std::vector<PreparedCall> calls;
   const char* finish_reason = "stop";  // when max_tokens does not cut it; points into the config
+};
+
+// A rule of MockConfig::answers: one turn, or the turns of a scripted conversation.
+struct PreparedAnswer {
+  std::vector<PreparedTurn> turns;
+  bool scripted = false;
 };
 
 }  // namespace
@@ -456,6 +469,87 @@ std::string RuleString(const nlohmann::json& rule, const char* key, bool require
   return text;
 }
 
+void CheckComment(const nlohmann::json& object, const std::string& where) {
+  if (auto comment = object.find("comment"); comment != object.end() && !comment->is_string()) {
+    throw Error(where + "'comment' must be a string");
+  }
+}
+
+// The finish_reason of a rule or turn, "" when absent; one of `reasons`.
+std::string FinishReason(const nlohmann::json& rule, const std::vector<std::string>& reasons,
+                         const std::string& where) {
+  auto finish = rule.find("finish_reason");
+  if (finish == rule.end()) return {};
+  if (!finish->is_string()) throw Error(where + "'finish_reason' must be a string");
+  std::string reason = finish->get<std::string>();
+  if (std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) {
+    throw Error(where + "finish_reason '" + reason + "' is not known" + Suggest(reason, reasons));
+  }
+  return reason;
+}
+
+// A rule's "turns" (`path` is "file: answers[i].turns").
+std::vector<MockTurn> ParseTurns(const nlohmann::json& list, const std::string& path) {
+  if (!list.is_array() || list.empty()) {
+    throw Error(path + ": must be a non-empty list of {\"content\": ..., \"tool_calls\": [...]} "
+                       "turns");
+  }
+  std::vector<MockTurn> turns;
+  for (size_t t = 0; t < list.size(); ++t) {
+    const nlohmann::json& item = list[t];
+    const std::string where = path + "[" + std::to_string(t) + "]: ";
+    if (!item.is_object()) {
+      throw Error(where + "expected an object {\"content\": ..., \"tool_calls\": [...]}");
+    }
+    CheckKeys(item, {"content", "reasoning", "tool_calls", "finish_reason", "comment"}, where);
+    CheckComment(item, where);
+    MockTurn turn;
+    turn.content = RuleString(item, "content", false, where);
+    turn.reasoning = RuleString(item, "reasoning", false, where);
+    turn.finish_reason = FinishReason(item, {"stop", "length", "tool_calls"}, where);
+    if (auto calls = item.find("tool_calls"); calls != item.end()) {
+      if (!calls->is_array() || calls->empty()) {
+        throw Error(where + "'tool_calls' must be a non-empty list of {\"name\": ..., "
+                            "\"arguments\": {...}} calls");
+      }
+      for (size_t c = 0; c < calls->size(); ++c) {
+        const nlohmann::json& call = (*calls)[c];
+        const std::string at = path + "[" + std::to_string(t) + "].tool_calls[" +
+                               std::to_string(c) + "]: ";
+        if (!call.is_object()) {
+          throw Error(at + "expected an object {\"name\": ..., \"arguments\": {...}}");
+        }
+        CheckKeys(call, {"name", "arguments", "comment"}, at);
+        CheckComment(call, at);
+        MockToolCall mock_call;
+        auto call_name = call.find("name");
+        if (call_name == call.end() || !call_name->is_string() ||
+            call_name->get<std::string>().empty()) {
+          throw Error(at + "'name' must be a non-empty string");
+        }
+        mock_call.name = call_name->get<std::string>();
+        auto arguments = call.find("arguments");
+        if (arguments == call.end() || !(arguments->is_object() || arguments->is_string())) {
+          throw Error(at + "'arguments' must be an object, or a string sent verbatim");
+        }
+        if (arguments->is_object()) {
+          mock_call.arguments = arguments->dump();
+        } else {
+          mock_call.arguments = RuleString(call, "arguments", true, at);
+          if (mock_call.arguments.empty()) {
+            throw Error(at + "'arguments' is empty, which has no tokens to send");
+          }
+        }
+        turn.tool_calls.push_back(std::move(mock_call));
+      }
+    } else if (!item.contains("content")) {
+      throw Error(where + "a turn needs 'content' or 'tool_calls'");
+    }
+    turns.push_back(std::move(turn));
+  }
+  return turns;
+}
+
 }  // namespace
 
 std::vector<MockAnswer> ParseMockAnswers(std::string_view json_text, const std::string& name) {
@@ -498,28 +592,28 @@ std::vector<MockAnswer> ParseMockAnswers(std::string_view json_text, const std::
     if (!rule.is_object()) {
       throw Error(where + "expected an object {\"match\": ..., \"content\": ...}");
     }
-    CheckKeys(rule, {"match", "content", "reasoning", "finish_reason", "comment"}, where);
-    if (auto comment = rule.find("comment"); comment != rule.end() && !comment->is_string()) {
-      throw Error(where + "'comment' must be a string");
-    }
+    CheckKeys(rule, {"match", "content", "reasoning", "finish_reason", "comment", "turns"}, where);
+    CheckComment(rule, where);
     MockAnswer answer;
     auto match = rule.find("match");
     if (match == rule.end() || !match->is_string() || match->get<std::string>().empty()) {
       throw Error(where + "'match' must be a non-empty string");
     }
     answer.match = match->get<std::string>();
-    answer.content = RuleString(rule, "content", true, where);
-    answer.reasoning = RuleString(rule, "reasoning", false, where);
-    if (auto finish = rule.find("finish_reason"); finish != rule.end()) {
-      const std::vector<std::string> reasons = {"stop", "length"};
-      if (!finish->is_string()) throw Error(where + "'finish_reason' must be a string");
-      answer.finish_reason = finish->get<std::string>();
-      if (std::find(reasons.begin(), reasons.end(), answer.finish_reason) == reasons.end()) {
-        throw Error(where + "finish_reason '" + answer.finish_reason + "' is not known" +
-                    Suggest(answer.finish_reason, reasons));
+    if (auto turns = rule.find("turns"); turns != rule.end()) {
+      for (const char* key : {"content", "reasoning", "finish_reason"}) {
+        if (rule.contains(key)) {
+          throw Error(where + "'" + key + "' cannot be used with 'turns': give it to each turn");
+        }
       }
+      answer.turns = ParseTurns(*turns, name + ": answers[" + std::to_string(i) + "].turns");
+    } else {
+      answer.content = RuleString(rule, "content", true, where);
+      answer.reasoning = RuleString(rule, "reasoning", false, where);
+      answer.finish_reason = FinishReason(rule, {"stop", "length"}, where);
     }
     for (size_t k = 0; k < answers.size(); ++k) {
+      if (answers[k].turns.empty() != answer.turns.empty()) continue;  // they read other messages
       if (answer.match.find(answers[k].match) != std::string::npos) {
         throw Error(where + "never chosen: the 'match' of answers[" + std::to_string(k) +
                     "], which comes first, is part of this one's");
@@ -543,10 +637,14 @@ std::vector<MockAnswer> LoadMockAnswers(const std::string& path) {
 }
 
 int64_t FindMockAnswer(const std::vector<MockAnswer>& answers, std::string_view last_user_text) {
+  return FindMockAnswer(answers, last_user_text, last_user_text);
+}
+
+int64_t FindMockAnswer(const std::vector<MockAnswer>& answers, std::string_view first_user_text,
+                       std::string_view last_user_text) {
   for (size_t i = 0; i < answers.size(); ++i) {
-    if (last_user_text.find(answers[i].match) != std::string_view::npos) {
-      return static_cast<int64_t>(i);
-    }
+    const std::string_view text = answers[i].turns.empty() ? last_user_text : first_user_text;
+    if (text.find(answers[i].match) != std::string_view::npos) return static_cast<int64_t>(i);
   }
   return -1;
 }
@@ -579,7 +677,21 @@ struct MockServer::Impl {
     bool stall_done = false;     // unpaced: the stall was taken
     int64_t malformed_item = -1;
     const char* finish_reason = "stop";
-    const PreparedAnswer* answer = nullptr;  // the chosen rule; null: generated filler
+    const PreparedTurn* answer = nullptr;  // the chosen reply; null: generated filler
+    // A chosen reply's tokens are its reasoning, content, then its calls' arguments; the first
+    // `text_n` (reasoning and content) go in `text_events` text events, the arguments in
+    // `tool_items` events after them (events = text_events + tool_items.size()).
+    int64_t text_n = 0;
+    int64_t text_events = 0;
+    struct ToolItem {
+      int64_t call = 0;        // index into answer->calls
+      bool header = false;     // the call's first fragment: id, type, name, arguments ""
+      int64_t begin = 0;       // argument tokens [begin, end) of a piece
+      int64_t end = 0;
+      int64_t last_token = 0;  // completion-token index that makes the item due
+    };
+    std::vector<ToolItem> tool_items;
+    int64_t turn = 0;          // assistant messages in the request (call ids "call_<turn>_<i>")
     std::string id;
     std::string model;
     int64_t created = 0;
@@ -629,9 +741,27 @@ struct MockServer::Impl {
     prepared.reserve(config.answers.size());
     for (const MockAnswer& rule : config.answers) {
       PreparedAnswer& answer = prepared.emplace_back();
-      answer.reasoning = TokenizedText(rule.reasoning);
-      answer.content = TokenizedText(rule.content);
-      if (!rule.finish_reason.empty()) answer.finish_reason = rule.finish_reason.c_str();
+      answer.scripted = !rule.turns.empty();
+      if (!answer.scripted) {
+        PreparedTurn& turn = answer.turns.emplace_back();
+        turn.reasoning = TokenizedText(rule.reasoning);
+        turn.content = TokenizedText(rule.content);
+        if (!rule.finish_reason.empty()) turn.finish_reason = rule.finish_reason.c_str();
+        continue;
+      }
+      for (const MockTurn& scripted : rule.turns) {
+        PreparedTurn& turn = answer.turns.emplace_back();
+        turn.reasoning = TokenizedText(scripted.reasoning);
+        turn.content = TokenizedText(scripted.content);
+        for (const MockToolCall& call : scripted.tool_calls) {
+          turn.calls.push_back({Dump(Json(call.name)), TokenizedText(call.arguments)});
+        }
+        if (!scripted.finish_reason.empty()) {
+          turn.finish_reason = scripted.finish_reason.c_str();
+        } else if (!turn.calls.empty()) {
+          turn.finish_reason = "tool_calls";
+        }
+      }
     }
   }
 
@@ -1091,26 +1221,40 @@ struct MockServer::Impl {
     bool ignore_eos = false;
     bool include_usage = false;
     std::string model = config.model;
-    const PreparedAnswer* answer = nullptr;
+    const PreparedTurn* answer = nullptr;
+    int64_t assistants = 0;
     try {
       auto messages = doc.find("messages");
       if (messages == doc.end() || !messages->is_array()) {
         return ReplyError(c, 400, "\"messages\" must be an array", "invalid_request_error");
       }
+      const nlohmann::json* first_user = nullptr;
       const nlohmann::json* last_user = nullptr;
       for (const auto& message : *messages) {
         prompt_tokens += kMockTokensPerMessage;
         if (message.is_object() && message.contains("content")) {
           prompt_tokens += ContentTokens(message["content"]);
         }
-        if (auto role = message.find("role"); role != message.end() && *role == "user") {
+        if (!message.is_object()) continue;
+        auto role = message.find("role");
+        if (role == message.end()) continue;
+        if (*role == "user") {
           last_user = &message;
+          if (first_user == nullptr) first_user = &message;
+        } else if (*role == "assistant") {
+          ++assistants;
         }
       }
       if (!prepared.empty() && last_user != nullptr) {
-        std::string joined;
-        int64_t rule = FindMockAnswer(config.answers, MessageText(*last_user, &joined));
-        if (rule >= 0) answer = &prepared[static_cast<size_t>(rule)];
+        std::string first_joined;
+        std::string last_joined;
+        int64_t rule = FindMockAnswer(config.answers, MessageText(*first_user, &first_joined),
+                                      MessageText(*last_user, &last_joined));
+        if (rule >= 0) {
+          const std::vector<PreparedTurn>& turns = prepared[static_cast<size_t>(rule)].turns;
+          answer = &turns[static_cast<size_t>(
+              std::min<int64_t>(assistants, static_cast<int64_t>(turns.size()) - 1))];
+        }
       }
       for (const char* key : {"max_tokens", "max_completion_tokens"}) {
         auto it = doc.find(key);
@@ -1146,22 +1290,41 @@ struct MockServer::Impl {
 
     Job& j = c.job;
     j.answer = answer;
+    j.turn = assistants;
+    j.per_event = std::max(1, config.tokens_per_event);
+    j.tool_items.clear();
     if (answer != nullptr) {
       // A chosen reply has its own length: ignore_eos cannot lengthen it, max_tokens cuts it.
       int64_t reasoning = answer->reasoning.tokens();
-      int64_t natural = reasoning + answer->content.tokens();
+      int64_t text = reasoning + answer->content.tokens();
+      int64_t natural = text;
+      for (const PreparedCall& call : answer->calls) natural += call.arguments.tokens();
       j.n = std::min(max_tokens, natural);
       j.finish_reason = max_tokens < natural ? "length" : answer->finish_reason;
       j.reasoning = std::min(reasoning, j.n);
+      j.text_n = std::min(text, j.n);
+      // Each call: its first fragment, then its arguments in pieces of per_event tokens, as far
+      // as max_tokens lets them come.
+      int64_t at = text;
+      for (size_t call = 0; call < answer->calls.size() && at < j.n; ++call) {
+        const int64_t tokens = answer->calls[call].arguments.tokens();
+        j.tool_items.push_back({static_cast<int64_t>(call), true, 0, 0, at});
+        for (int64_t begin = 0; begin < tokens && at + begin < j.n; begin += j.per_event) {
+          const int64_t end = std::min({begin + j.per_event, tokens, j.n - at});
+          j.tool_items.push_back({static_cast<int64_t>(call), false, begin, end, at + end - 1});
+        }
+        at += tokens;
+      }
     } else {
       int64_t natural = std::max(0, config.reasoning_tokens) + std::max(0, config.answer_tokens);
       bool use_ignore_eos = ignore_eos && config.honor_ignore_eos;
       j.n = use_ignore_eos ? max_tokens : std::min(max_tokens, natural);
       j.finish_reason = use_ignore_eos || max_tokens < natural ? "length" : "stop";
       j.reasoning = std::min<int64_t>(std::max(0, config.reasoning_tokens), j.n);
+      j.text_n = j.n;
     }
-    j.per_event = std::max(1, config.tokens_per_event);
-    j.events = j.n == 0 ? 0 : 1 + (j.n - 1 + j.per_event - 1) / j.per_event;
+    j.text_events = j.text_n == 0 ? 0 : 1 + (j.text_n - 1 + j.per_event - 1) / j.per_event;
+    j.events = j.text_events + static_cast<int64_t>(j.tool_items.size());
     j.next = 0;
     j.active = true;
     j.streaming = stream;
@@ -1221,8 +1384,10 @@ struct MockServer::Impl {
     int64_t last = 0;
     if (i >= j.events) {
       last = j.n > 0 ? j.n - 1 : 0;
+    } else if (i >= j.text_events) {
+      last = j.tool_items[static_cast<size_t>(i - j.text_events)].last_token;
     } else if (i > 0) {
-      last = std::min(i * j.per_event, j.n - 1);
+      last = std::min(i * j.per_event, j.text_n - 1);
     }
     int64_t due = j.t_first_ns;
     if (j.paced) due += std::llround(static_cast<double>(last) * 1e9 / j.decode_tps);
@@ -1296,8 +1461,9 @@ struct MockServer::Impl {
         AppendChunk(c.out, "data: {\"choices\":[{\"delta\":{\"content\":\"bro\n\n");
         return;
       }
+      if (i >= j.text_events) return AppendToolItem(c, j, i - j.text_events);
       int64_t begin = i == 0 ? 0 : 1 + (i - 1) * j.per_event;
-      int64_t end = i == 0 ? 1 : std::min(1 + i * j.per_event, j.n);
+      int64_t end = i == 0 ? 1 : std::min(1 + i * j.per_event, j.text_n);
       scratch.assign(j.prefix);
       if (begin < j.reasoning) {
         scratch += "\"reasoning_content\":\"";
@@ -1336,6 +1502,34 @@ struct MockServer::Impl {
     if (!j.keep_alive) c.close_after_flush = true;
   }
 
+  // One streamed tool-call fragment (OpenAI's shape: the first brings id, type and name with
+  // empty arguments; later ones only an arguments piece).
+  void AppendToolItem(Conn& c, const Job& j, int64_t item) {
+    const Job::ToolItem& t = j.tool_items[static_cast<size_t>(item)];
+    const PreparedCall& call = j.answer->calls[static_cast<size_t>(t.call)];
+    char num[24];
+    scratch.assign(j.prefix);
+    scratch += "\"tool_calls\":[{\"index\":";
+    scratch.append(num, std::to_chars(num, num + sizeof num, t.call).ptr);
+    if (t.header) {
+      scratch += ",\"id\":\"";
+      scratch += CallId(j, t.call);
+      scratch += "\",\"type\":\"function\",\"function\":{\"name\":";
+      scratch += call.name;
+      scratch += ",\"arguments\":\"\"}";
+    } else {
+      scratch += ",\"function\":{\"arguments\":\"";
+      scratch += call.arguments.Escaped(t.begin, t.end);
+      scratch += "\"}";
+    }
+    scratch += "}]},\"finish_reason\":null}]}\n\n";
+    AppendChunk(c.out, scratch);
+  }
+
+  static std::string CallId(const Job& j, int64_t call) {
+    return "call_" + std::to_string(j.turn) + "_" + std::to_string(call);
+  }
+
   // Appends to `scratch` the JSON-escaped text of tokens [begin, end), which lie all in the
   // reasoning (the first j.reasoning tokens) or all in the content. No allocation once `scratch`
   // has grown to its working size.
@@ -1357,12 +1551,30 @@ struct MockServer::Impl {
     std::string reasoning;
     if (j.answer != nullptr) {
       reasoning = j.answer->reasoning.Raw(0, j.reasoning);
-      content = j.answer->content.Raw(0, j.n - j.reasoning);
+      content = j.answer->content.Raw(0, j.text_n - j.reasoning);
     } else {
       for (int64_t t = 0; t < j.n; ++t) (t < j.reasoning ? reasoning : content) += TokenWord(t);
     }
     Json message = {{"role", "assistant"}, {"content", content}};
     if (j.reasoning > 0) message["reasoning_content"] = reasoning;
+    if (!j.tool_items.empty()) {
+      Json calls = Json::array();
+      for (const Job::ToolItem& t : j.tool_items) {
+        const PreparedCall& call = j.answer->calls[static_cast<size_t>(t.call)];
+        if (t.header) {
+          calls.push_back(Json{{"index", t.call},
+                               {"id", CallId(j, t.call)},
+                               {"type", "function"},
+                               {"function", Json{{"name", Json::parse(call.name)},
+                                                 {"arguments", ""}}}});
+        } else {
+          calls.back()["function"]["arguments"].get_ref<std::string&>() +=
+              call.arguments.Raw(t.begin, t.end);
+        }
+      }
+      if (content.empty()) message["content"] = nullptr;
+      message["tool_calls"] = std::move(calls);
+    }
     j.first_sent_ns = j.last_sent_ns = now;
     Json doc = {{"id", j.id},
                 {"object", "chat.completion"},

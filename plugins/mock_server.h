@@ -17,6 +17,19 @@
 // the last user message decides the reply: its reasoning then its content, cut into tokens by
 // the MockTokenCount rule and paced like generated tokens (no rule matched: generated filler).
 //
+// Scripted agent conversations: a rule with `turns` matches the FIRST user message (the task
+// statement; later messages are tool results) and replies with turns[k], k = the number of
+// assistant messages already in the request; past the end of the script, the last turn is
+// repeated (so a script that ends in a plain reply keeps giving it). A turn's native tool calls
+// come after its reasoning and content, streamed as real servers stream them: per call, a first
+// fragment {index, id, type, function: {name, arguments: ""}} and then its arguments text in
+// pieces of tokens_per_event mock tokens (id "call_<k>_<i>", i the call's index), paced like
+// tokens, then finish_reason "tool_calls"; a non-streamed request gets message.tool_calls (and
+// content null when the turn has none). The arguments text counts as completion tokens by the
+// mock tokenizer, and max_tokens cuts it like any text (finish_reason "length"). A turn that
+// imitates a server without a tool parser writes its calls as text in `content` (Qwen XML or
+// Hermes markup): that is just content.
+//
 // Routes: POST /v1/chat/completions (stream true/false), GET /v1/models, GET /health,
 // POST /tokenize ({"content": text} -> {"tokens": [ids...]}, llama.cpp's shape).
 #include <atomic>
@@ -43,15 +56,34 @@ enum class MockFault {
   kMalformed,   // event number `fault_after_events` carries JSON cut in half; the stream goes on
 };
 
+// One native tool call of a scripted turn.
+struct MockToolCall {
+  std::string name;
+  std::string arguments;  // the arguments text sent, byte for byte (compact JSON of the rule's
+                          // object, or the rule's string verbatim, which may be invalid JSON)
+};
+
+// One reply of a scripted agent conversation (MockAnswer::turns).
+struct MockTurn {
+  std::string content;        // "" none
+  std::string reasoning;      // "" none
+  std::vector<MockToolCall> tool_calls;
+  std::string finish_reason;  // "" means "tool_calls" when there are calls, else "stop"
+};
+
 // One rule of the answer table (`evalrun mock-server --answers FILE`).
 struct MockAnswer {
   std::string match;          // chosen when this is a substring of the last user message's text
-                              // (a string content, or its text parts joined); non-empty
+                              // (a string content, or its text parts joined); non-empty. With
+                              // `turns`: of the first user message's text.
   std::string content;        // the reply, sent byte for byte; "" is an empty reply
   std::string reasoning;      // sent first, as reasoning_content; "" none
   std::string finish_reason;  // reported when the whole rule was sent ("" means "stop");
                               // "length" imitates a reply cut by max_tokens. A max_tokens below
                               // the rule's tokens cuts it, with "length", whatever this says.
+  // Non-empty: a scripted conversation (content, reasoning and finish_reason are then unused):
+  // the reply to a request holding k assistant messages is turns[min(k, size - 1)].
+  std::vector<MockTurn> turns;
 };
 
 struct MockConfig {
@@ -83,15 +115,27 @@ struct MockConfig {
 
 // Reads an answer table: {"comment": "...", "answers": [{"match": ..., "content": ...,
 // "reasoning": ..., "finish_reason": "stop"|"length", "comment": ...}]} (only "answers" and each
-// rule's "match" and "content" required; comments are for readers and ignored). `name` (the
-// file's path) starts every error message, e.g. "answers.json: answers[3]: 'match' must be a
-// non-empty string"; unknown keys are errors with "did you mean", and so is a rule that an
-// earlier rule always shadows (its match contains the earlier one's). Throws evalrun::Error.
+// rule's "match" and "content" required; comments are for readers and ignored). A scripted rule
+// has "match" and "turns" instead of "content" (and no "reasoning" or "finish_reason"):
+//   "turns": [{"content": ..., "reasoning": ..., "finish_reason": "stop"|"length"|"tool_calls",
+//              "tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}], "comment": ...}]
+// each turn needing "content" or a non-empty "tool_calls"; "arguments" is an object (sent as
+// compact JSON) or a string sent verbatim (to script malformed arguments). `name` (the file's
+// path) starts every error message, e.g. "answers.json: answers[3]: 'match' must be a non-empty
+// string", "answers.json: answers[0].turns[1].tool_calls[0]: 'name' must be a non-empty string";
+// unknown keys are errors with "did you mean", and so is a rule that an earlier rule of the same
+// kind (scripted or not) always shadows (its match contains the earlier one's). Throws
+// evalrun::Error.
 std::vector<MockAnswer> ParseMockAnswers(std::string_view json_text, const std::string& name);
 // ParseMockAnswers of the file at `path`; throws Error("<path>: cannot read it: <why>").
 std::vector<MockAnswer> LoadMockAnswers(const std::string& path);
 // The index of the first rule whose match occurs in `last_user_text`, or -1 when none does.
+// (A conversation with one user message: the same as the overload below.)
 int64_t FindMockAnswer(const std::vector<MockAnswer>& answers, std::string_view last_user_text);
+// The index of the first rule whose match occurs in its text: `first_user_text` for a rule with
+// turns, `last_user_text` for the others; -1 when none matches.
+int64_t FindMockAnswer(const std::vector<MockAnswer>& answers, std::string_view first_user_text,
+                       std::string_view last_user_text);
 
 // The mock's tokenizer, shared by /tokenize and usage.prompt_tokens: each run of ASCII letters
 // or digits is one token, each other non-space ASCII character is one token, each non-ASCII code

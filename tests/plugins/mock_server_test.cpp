@@ -1028,9 +1028,9 @@ MockConfig AnswerConfig(std::vector<MockAnswer> answers) {
 
 TEST_CASE("mock_server: the answer table picks the first rule in the last user message",
           "[mock_server][answers]") {
-  MockServer server(AnswerConfig({{"colour", "red", "", ""},
-                                  {"17 × 23", "ANSWER: 391", "", ""},
-                                  {"17", "seventeen", "", ""}}));
+  MockServer server(AnswerConfig({{"colour", "red", "", "", {}},
+                                  {"17 × 23", "ANSWER: 391", "", "", {}},
+                                  {"17", "seventeen", "", "", {}}}));
   server.Start();
   TestClient client(server.port());
   auto reply = [&](const json& body) { return Decode(client.Exchange(Chat(body))).content; };
@@ -1077,7 +1077,7 @@ TEST_CASE("mock_server: a chosen answer streams its exact bytes, one token per e
   const int per_event = GENERATE(1, 3);
   const bool paced = GENERATE(false, true);
   CAPTURE(per_event, paced);
-  MockConfig config = AnswerConfig({{"say it", content, "", ""}});
+  MockConfig config = AnswerConfig({{"say it", content, "", "", {}}});
   config.tokens_per_event = per_event;
   if (paced) config.decode_tps = 2000;
   MockServer server(config);
@@ -1111,7 +1111,7 @@ TEST_CASE("mock_server: a chosen answer streams its exact bytes, one token per e
 TEST_CASE("mock_server: a chosen answer's reasoning goes first, apart", "[mock_server][answers]") {
   const std::string reasoning = "27 / 3 = 9 groups,\n9 × 2 = 18.";
   const std::string content = "ANSWER: 18";
-  MockServer server(AnswerConfig({{"pencils", content, reasoning, ""}}));
+  MockServer server(AnswerConfig({{"pencils", content, reasoning, "", {}}}));
   server.Start();
   TestClient client(server.port());
   Stream s = Decode(client.Exchange(Chat(UserChat(true, "How much do 27 pencils cost?"))));
@@ -1134,9 +1134,9 @@ TEST_CASE("mock_server: a chosen answer's reasoning goes first, apart", "[mock_s
 
 TEST_CASE("mock_server: max_tokens cuts a chosen answer with finish_reason length",
           "[mock_server][answers]") {
-  MockServer server(AnswerConfig({{"count", "one, two three\nfour five ", "", ""},
-                                  {"think", "done", "a b c d", ""},
-                                  {"cut", "3 + 6 +", "", "length"}}));
+  MockServer server(AnswerConfig({{"count", "one, two three\nfour five ", "", "", {}},
+                                  {"think", "done", "a b c d", "", {}},
+                                  {"cut", "3 + 6 +", "", "length", {}}}));
   server.Start();
   TestClient client(server.port());
 
@@ -1178,7 +1178,7 @@ TEST_CASE("mock_server: max_tokens cuts a chosen answer with finish_reason lengt
 }
 
 TEST_CASE("mock_server: no rule matched falls back to the filler", "[mock_server][answers]") {
-  MockServer server(AnswerConfig({{"never said", "x", "", ""}}));
+  MockServer server(AnswerConfig({{"never said", "x", "", "", {}}}));
   server.Start();
   Stream s = Decode(TestClient(server.port()).Exchange(Chat(ChatBody(true))));
   CHECK(s.content.rfind(" the quick brown fox", 0) == 0);
@@ -1265,6 +1265,204 @@ TEST_CASE("mock_server: answer files are read with exact errors", "[mock_server]
   SECTION("a file that cannot be read") {
     CHECK_THROWS_WITH(LoadMockAnswers("/nonexistent/answers.json"),
                       "/nonexistent/answers.json: cannot read it: No such file or directory");
+  }
+}
+
+
+// --- Scripted agent conversations --------------------------------------------------------------
+
+// The native tool calls of a streamed reply, with the fragments each came in.
+struct StreamedCalls {
+  std::vector<json> fragments;            // every element of every delta.tool_calls, in order
+  std::map<int64_t, json> calls;          // by index: {"id", "name", "arguments"} assembled
+};
+
+StreamedCalls ToolFragments(const Stream& s) {
+  StreamedCalls out;
+  for (const json& event : s.events) {
+    if (event["choices"].empty()) continue;
+    const json& delta = event["choices"][0]["delta"];
+    if (!delta.contains("tool_calls")) continue;
+    for (const json& fragment : delta["tool_calls"]) {
+      out.fragments.push_back(fragment);
+      json& call = out.calls[fragment["index"].get<int64_t>()];
+      if (fragment.contains("id")) call["id"] = fragment["id"];
+      if (fragment.contains("function") && fragment["function"].contains("name")) {
+        call["name"] = fragment["function"]["name"];
+      }
+      call["arguments"] = call.value("arguments", "") +
+                          fragment["function"]["arguments"].get<std::string>();
+    }
+  }
+  return out;
+}
+
+constexpr const char* kScript = R"({"answers": [
+  {"match": "the repository", "turns": [
+    {"content": "Let me look.",
+     "tool_calls": [{"name": "bash", "arguments": {"command": "ls -la"}}]},
+    {"tool_calls": [{"name": "read_file", "arguments": {"path": "src/main.c"}},
+                    {"name": "bash", "arguments": "{\"command\": \"make"}]},
+    {"content": "done"}]},
+  {"match": "tool result", "content": "plain rule"}]})";
+
+// A conversation: the task, then `assistants` assistant turns each followed by a tool result.
+json AgentChat(bool stream, int assistants, int max_tokens = 1000) {
+  json body = ChatBody(stream, max_tokens);
+  body["messages"] = json::array(
+      {{{"role", "system"}, {"content", "You are an agent."}},
+       {{"role", "user"}, {"content", "Fix the build in the repository."}}});
+  for (int k = 0; k < assistants; ++k) {
+    body["messages"].push_back({{"role", "assistant"}, {"content", nullptr}});
+    body["messages"].push_back({{"role", "user"}, {"content", "tool result " + std::to_string(k)}});
+  }
+  return body;
+}
+
+TEST_CASE("mock_server: answer files script agent conversations with turns",
+          "[mock_server][answers][agent]") {
+  const std::vector<MockAnswer> answers = ParseMockAnswers(kScript, "script.json");
+  REQUIRE(answers.size() == 2);
+  REQUIRE(answers[0].turns.size() == 3);
+  CHECK(answers[0].content.empty());
+  CHECK(answers[0].turns[0].content == "Let me look.");
+  REQUIRE(answers[0].turns[0].tool_calls.size() == 1);
+  CHECK(answers[0].turns[0].tool_calls[0].name == "bash");
+  CHECK(answers[0].turns[0].tool_calls[0].arguments == R"({"command":"ls -la"})");
+  CHECK(answers[0].turns[1].tool_calls[1].arguments == R"({"command": "make)");  // verbatim
+  CHECK(answers[0].turns[2].tool_calls.empty());
+  // A scripted rule reads the first user message, the others the last one.
+  CHECK(FindMockAnswer(answers, "Fix the repository", "tool result 0") == 0);
+  CHECK(FindMockAnswer(answers, "Fix it", "tool result 0") == 1);
+  CHECK(FindMockAnswer(answers, "Fix it", "the repository") == -1);
+  CHECK(FindMockAnswer(answers, "the repository") == 0);  // one user message: both
+  // Rules of different kinds read different messages, so neither shadows the other.
+  CHECK(ParseMockAnswers(R"({"answers": [{"match": "a", "turns": [{"content": "x"}]},
+                                         {"match": "ab", "content": "y"}]})",
+                         "script.json")
+            .size() == 2);
+}
+
+TEST_CASE("mock_server: scripted turns are read with exact errors",
+          "[mock_server][answers][agent]") {
+  auto [text, message] = GENERATE(table<std::string, std::string>({
+      {R"({"answers": [{"match": "a", "turns": []}]})",
+       R"(script.json: answers[0].turns: must be a non-empty list of {"content": ..., "tool_calls": [...]} turns)"},
+      {R"({"answers": [{"match": "a", "turns": {}}]})",
+       R"(script.json: answers[0].turns: must be a non-empty list of {"content": ..., "tool_calls": [...]} turns)"},
+      {R"({"answers": [{"match": "a", "content": "x", "turns": [{"content": "y"}]}]})",
+       "script.json: answers[0]: 'content' cannot be used with 'turns': give it to each turn"},
+      {R"({"answers": [{"match": "a", "turn": [{"content": "y"}]}]})",
+       "script.json: answers[0]: unknown key 'turn', did you mean 'turns'?"},
+      {R"({"answers": [{"match": "a", "turns": [{"content": "x"}, 3]}]})",
+       R"(script.json: answers[0].turns[1]: expected an object {"content": ..., "tool_calls": [...]})"},
+      {R"({"answers": [{"match": "a", "turns": [{"comment": "nothing"}]}]})",
+       "script.json: answers[0].turns[0]: a turn needs 'content' or 'tool_calls'"},
+      {R"({"answers": [{"match": "a", "turns": [{"tool_call": []}]}]})",
+       "script.json: answers[0].turns[0]: unknown key 'tool_call', did you mean 'tool_calls'?"},
+      {R"({"answers": [{"match": "a", "turns": [{"tool_calls": []}]}]})",
+       R"(script.json: answers[0].turns[0]: 'tool_calls' must be a non-empty list of {"name": ..., "arguments": {...}} calls)"},
+      {R"({"answers": [{"match": "a", "turns": [{"content": "x", "finish_reason": "tool_call"}]}]})",
+       "script.json: answers[0].turns[0]: finish_reason 'tool_call' is not known, did you mean "
+       "'tool_calls'?"},
+      {R"({"answers": [{"match": "a", "turns": [{"content": "x"}, {"tool_calls": [{"name": "bash", "arguments": {}}, {"arguments": {}}]}]}]})",
+       "script.json: answers[0].turns[1].tool_calls[1]: 'name' must be a non-empty string"},
+      {R"({"answers": [{"match": "a", "turns": [{"tool_calls": [{"name": "bash", "argument": {}}]}]}]})",
+       "script.json: answers[0].turns[0].tool_calls[0]: unknown key 'argument', did you mean "
+       "'arguments'?"},
+      {R"({"answers": [{"match": "a", "turns": [{"tool_calls": [{"name": "bash", "arguments": [1]}]}]}]})",
+       "script.json: answers[0].turns[0].tool_calls[0]: 'arguments' must be an object, or a "
+       "string sent verbatim"},
+      {R"({"answers": [{"match": "a", "turns": [{"tool_calls": [{"name": "bash", "arguments": ""}]}]}]})",
+       "script.json: answers[0].turns[0].tool_calls[0]: 'arguments' is empty, which has no tokens "
+       "to send"},
+      {R"({"answers": [{"match": "a", "turns": [{"content": "x"}]}, {"match": "ab", "turns": [{"content": "y"}]}]})",
+       "script.json: answers[1]: never chosen: the 'match' of answers[0], which comes first, is "
+       "part of this one's"},
+  }));
+  CAPTURE(text);
+  CHECK_THROWS_WITH(ParseMockAnswers(text, "script.json"), message);
+}
+
+TEST_CASE("mock_server: a scripted turn streams its tool calls in fragments, chosen by turn",
+          "[mock_server][answers][agent]") {
+  MockServer server(AnswerConfig(ParseMockAnswers(kScript, "script.json")));
+  server.Start();
+  TestClient client(server.port());
+
+  SECTION("turn 0: content, then one call in pieces") {
+    Stream s = Decode(client.Exchange(Chat(AgentChat(true, 0))));
+    CHECK(s.content == "Let me look.");
+    CHECK(s.finish_reason == "tool_calls");
+    StreamedCalls calls = ToolFragments(s);
+    REQUIRE(calls.calls.size() == 1);
+    CHECK(calls.calls[0] == json{{"id", "call_0_0"}, {"name", "bash"},
+                                 {"arguments", R"({"command":"ls -la"})"}});
+    // The first fragment brings id, type and name with empty arguments; the arguments follow in
+    // one piece per token (tokens_per_event 1).
+    const int64_t argument_tokens = MockTokenCount(R"({"command":"ls -la"})");
+    REQUIRE(calls.fragments.size() == 1 + static_cast<size_t>(argument_tokens));
+    CHECK(calls.fragments[0] == json{{"index", 0}, {"id", "call_0_0"}, {"type", "function"},
+                                     {"function", {{"name", "bash"}, {"arguments", ""}}}});
+    CHECK(calls.fragments[1] == json{{"index", 0}, {"function", {{"arguments", "{"}}}});
+    CHECK_FALSE(calls.fragments[2].contains("id"));
+    // Usage counts the arguments text by the mock tokenizer.
+    CHECK(s.usage["completion_tokens"] ==
+          MockTokenCount("Let me look.") + MockTokenCount(R"({"command":"ls -la"})"));
+  }
+  SECTION("turn 1 (matched on the first user message): two calls, one with broken arguments") {
+    Stream s = Decode(client.Exchange(Chat(AgentChat(true, 1))));
+    CHECK(s.content.empty());
+    StreamedCalls calls = ToolFragments(s);
+    REQUIRE(calls.calls.size() == 2);
+    CHECK(calls.calls[0] == json{{"id", "call_1_0"}, {"name", "read_file"},
+                                 {"arguments", R"({"path":"src/main.c"})"}});
+    CHECK(calls.calls[1] == json{{"id", "call_1_1"}, {"name", "bash"},
+                                 {"arguments", R"({"command": "make)"}});
+    CHECK(s.finish_reason == "tool_calls");
+  }
+  SECTION("turn 2, and past the end of the script the last turn again") {
+    for (int assistants : {2, 3, 7}) {
+      Stream s = Decode(client.Exchange(Chat(AgentChat(true, assistants))));
+      CHECK(s.content == "done");
+      CHECK(s.finish_reason == "stop");
+      CHECK(ToolFragments(s).calls.empty());
+    }
+  }
+  SECTION("max_tokens cuts the arguments, with finish_reason length") {
+    // 4 content tokens, then 3 of the arguments: `{`, `"`, `command`.
+    Stream s = Decode(client.Exchange(Chat(AgentChat(true, 0, 7))));
+    CHECK(s.finish_reason == "length");
+    StreamedCalls calls = ToolFragments(s);
+    REQUIRE(calls.calls.size() == 1);
+    CHECK(calls.calls[0]["arguments"] == "{\"command");
+    CHECK(s.usage["completion_tokens"] == 7);
+    // Cut before the arguments: no call at all.
+    Stream none = Decode(client.Exchange(Chat(AgentChat(true, 0, 4))));
+    CHECK(none.finish_reason == "length");
+    CHECK(ToolFragments(none).calls.empty());
+  }
+  SECTION("not streamed: message.tool_calls, and content null when the turn has none") {
+    HttpResponse r = client.Exchange(Chat(AgentChat(false, 1)));
+    REQUIRE(r.status == 200);
+    json doc = json::parse(r.body);
+    const json& choice = doc["choices"][0];
+    CHECK(choice["finish_reason"] == "tool_calls");
+    CHECK(choice["message"]["content"].is_null());
+    CHECK(choice["message"]["tool_calls"] ==
+          json::array({{{"index", 0}, {"id", "call_1_0"}, {"type", "function"},
+                        {"function",
+                         {{"name", "read_file"}, {"arguments", R"({"path":"src/main.c"})"}}}},
+                       {{"index", 1}, {"id", "call_1_1"}, {"type", "function"},
+                        {"function", {{"name", "bash"}, {"arguments", R"({"command": "make)"}}}}}));
+    CHECK(doc["usage"]["completion_tokens"] ==
+          MockTokenCount(R"({"path":"src/main.c"})") + MockTokenCount(R"({"command": "make)"));
+  }
+  SECTION("a plain rule still reads the last user message") {
+    json body = AgentChat(true, 0);
+    body["messages"][1]["content"] = "no script here";
+    body["messages"].push_back({{"role", "user"}, {"content", "tool result 9"}});
+    CHECK(Decode(client.Exchange(Chat(body))).content == "plain rule");
   }
 }
 
