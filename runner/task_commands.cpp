@@ -3,11 +3,14 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include <CLI/CLI.hpp>
 
 #include "core/error.h"
 #include "graders/grader.h"
+#include "graders/repo_tests.h"
+#include "graders/sandbox.h"
 #include "runner/suite_loader.h"
 #include "tasks/git_source.h"
 #include "tasks/task_yaml.h"
@@ -27,6 +30,16 @@ void AddTaskCommands(CLI::App& app, TaskCommandOptions& o) {
   validate->add_option("SUITE", o.validate_suite, "NAME@REV, PATH@REV or PATH")->required();
   validate->add_option("--suite-repo", o.suite_repo,
                        "use this local clone or mirror for a registered suite name");
+
+  CLI::App* validate_task = app.add_subcommand(
+      "validate-task",
+      "check a repository task: fail_to_pass tests fail at the base, all pass with the gold patch");
+  validate_task->allow_extras();
+  validate_task->add_option("SUITE", o.validate_task_suite, "NAME@REV, PATH@REV or PATH")
+      ->required();
+  validate_task->add_option("--task", o.validate_task_id, "the task id")->required();
+  validate_task->add_option("--suite-repo", o.suite_repo,
+                            "use this local clone or mirror for a registered suite name");
 
   app.add_subcommand("suites", "list known suite names and where they resolve")->allow_extras();
 }
@@ -81,6 +94,105 @@ int RunValidateCommand(const TaskCommandOptions& o) {
               skipped_total);
   if (!skipped.empty()) PrintCounts("skipped because", skipped);
   return 0;
+}
+
+namespace {
+
+// "a, b and 2 more" of the tests in `statuses` whose status is (want_pass ? not passed : passed).
+std::string Offenders(const std::map<std::string, std::string>& statuses, bool want_pass) {
+  std::string out;
+  int shown = 0, total = 0;
+  for (const auto& [name, status] : statuses) {
+    if ((status == "passed") == want_pass) continue;
+    ++total;
+    if (shown < 5) {
+      out += (out.empty() ? "" : ", ") + name + " (" + status + ")";
+      ++shown;
+    }
+  }
+  if (total > shown) out += " and " + std::to_string(total - shown) + " more";
+  return out;
+}
+
+// Prints one check's line; returns whether it held.
+bool Check(const char* stage, const char* group, const std::map<std::string, std::string>& statuses,
+           bool want_pass) {
+  const std::string offenders = Offenders(statuses, want_pass);
+  const char* expected = want_pass ? "pass" : "fail";
+  if (offenders.empty()) {
+    std::printf("ok   %s: %zu %s test%s %s\n", stage, statuses.size(), group,
+                statuses.size() == 1 ? "" : "s", expected);
+    return true;
+  }
+  std::printf("FAIL %s: %s tests must %s: %s\n", stage, group, expected, offenders.c_str());
+  return false;
+}
+
+}  // namespace
+
+int RunValidateTaskCommand(const TaskCommandOptions& o) {
+  ResolveOptions options;
+  options.suite_repo = o.suite_repo;
+  const LoadedSuite loaded = LoadSuite(o.validate_task_suite, options);
+  const Task* found = nullptr;
+  std::vector<std::string> ids;
+  for (const Task& task : loaded.suite.tasks) {
+    ids.push_back(task.id);
+    if (task.id == o.validate_task_id) found = &task;
+  }
+  if (found == nullptr) {
+    const std::string best = ClosestMatch(o.validate_task_id, ids);
+    throw Error("no task '" + o.validate_task_id + "' in " + o.validate_task_suite +
+                (best.empty() ? "" : ", did you mean '" + best + "'?"));
+  }
+  if (!found->agent.is_object() || found->agent.value("kind", "") != "repo") {
+    throw Error("task '" + found->id + "' is not a repository task (agent.kind: repo)");
+  }
+  const std::unique_ptr<Sandbox> sandbox = MakeBubblewrapSandbox();
+  if (auto why = sandbox->Unavailable()) {
+    throw Error("validate-task runs the tests in the sandbox: " + *why);
+  }
+  const RepoTask task = ParseRepoTask(found->agent);
+  const ReadSuiteFile read_file = [&loaded](const std::string& path) {
+    return loaded.ReadTaskFile(path);
+  };
+  std::printf("task %s: %zu fail_to_pass, %zu pass_to_pass, test_cmd: %s\n", found->id.c_str(),
+              task.fail_to_pass.size(), task.pass_to_pass.size(), task.test_cmd.c_str());
+  bool valid = true;
+  // One stage: a fresh workspace, `patch` applied, the tests run; prints its lines.
+  const auto stage = [&](const char* name, const std::string& patch, bool f2p_pass) {
+    const std::unique_ptr<RepoWorkspace> workspace = RepoWorkspace::Create(task, read_file);
+    if (const std::string why = workspace->Apply(patch); !why.empty()) {
+      std::printf("FAIL %s: the gold patch does not apply: %s\n", name, why.c_str());
+      valid = false;
+      return;
+    }
+    const RepoTestRun run = RunRepoTests(task, *workspace, read_file, *sandbox);
+    if (!run.invalid.empty() || run.timed_out) {
+      std::printf("FAIL %s: invalid run: %s\n%s\n", name,
+                  run.timed_out ? "the tests ran out of time" : run.invalid.c_str(),
+                  OutputTail(run.log, 2000).c_str());
+      valid = false;
+      return;
+    }
+    valid = Check(name, "fail_to_pass", run.fail_to_pass, f2p_pass) && valid;
+    valid = Check(name, "pass_to_pass", run.pass_to_pass, true) && valid;
+  };
+  stage("base", "", false);
+  if (task.gold_patch.empty()) {
+    std::printf("FAIL gold: the task has no gold_patch to check against\n");
+    valid = false;
+  } else {
+    const std::optional<std::string> gold = read_file(task.gold_patch);
+    if (!gold) {
+      std::printf("FAIL gold: cannot read %s\n", task.gold_patch.c_str());
+      valid = false;
+    } else {
+      stage("gold", *gold, true);
+    }
+  }
+  std::printf(valid ? "task %s is valid\n" : "task %s is NOT valid\n", found->id.c_str());
+  return valid ? 0 : 3;
 }
 
 int RunSuitesCommand() {

@@ -1,5 +1,5 @@
 #pragma once
-// `evalrun hash`, `evalrun validate` and `evalrun suites`: the commands that pin and check task
+// `evalrun hash`, `evalrun validate`, `evalrun validate-task` and `evalrun suites`: the commands that pin and check task
 // suites (DESIGN.md section 4).
 #include <string>
 #include <vector>
@@ -15,6 +15,8 @@ struct TaskCommandOptions {
   bool hash_write = false;
   std::string validate_suite;
   std::string suite_repo;
+  std::string validate_task_suite;  // validate-task SUITE
+  std::string validate_task_id;     // validate-task --task ID
 };
 
 void AddTaskCommands(CLI::App& app, TaskCommandOptions& options);
@@ -23,5 +25,12 @@ void AddTaskCommands(CLI::App& app, TaskCommandOptions& options);
 int RunHashCommand(const TaskCommandOptions& options);
 int RunValidateCommand(const TaskCommandOptions& options);
 int RunSuitesCommand();
+// `evalrun validate-task SUITE --task ID`: checks a repository task the way SWE-bench validates
+// its instances, in the sandbox: at the base with the hidden tests, every fail_to_pass test fails
+// and every pass_to_pass test passes; with the gold patch applied, all of them pass. Prints one
+// line per check ("ok   ..." / "FAIL ...", naming the tests that break it) and a verdict line.
+// Returns 0 when valid, 3 when a check fails (or the task has no gold_patch); throws Error (exit
+// 2) for an unknown task, a task that is not a repository task, or no sandbox here.
+int RunValidateTaskCommand(const TaskCommandOptions& options);
 
 }  // namespace evalrun

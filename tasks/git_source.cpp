@@ -198,6 +198,33 @@ std::vector<std::string> GitTreeFiles::List(const std::string& dir) const {
   return out;
 }
 
+std::vector<SuiteFileEntry> GitTreeFiles::ListTree(const std::string& dir) const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<SuiteFileEntry> out;
+  TreePtr folder = impl_->Folder(dir);
+  if (!folder) return out;
+  struct Walk {
+    std::string prefix;
+    std::vector<SuiteFileEntry>* out;
+  } walk{TreePath(dir).value_or(""), &out};
+  // Pre-order walk; `root` is the entry's folder relative to `folder` ("" or "a/b/").
+  git_tree_walk(
+      folder.get(), GIT_TREEWALK_PRE,
+      [](const char* root, const git_tree_entry* entry, void* payload) -> int {
+        auto* w = static_cast<Walk*>(payload);
+        const git_filemode_t mode = git_tree_entry_filemode(entry);
+        if (mode == GIT_FILEMODE_BLOB || mode == GIT_FILEMODE_BLOB_EXECUTABLE) {
+          w->out->push_back({JoinPath(w->prefix, std::string(root) + git_tree_entry_name(entry)),
+                             mode == GIT_FILEMODE_BLOB_EXECUTABLE});
+        }
+        return 0;
+      },
+      &walk);
+  std::sort(out.begin(), out.end(),
+            [](const SuiteFileEntry& a, const SuiteFileEntry& b) { return a.path < b.path; });
+  return out;
+}
+
 bool GitTreeFiles::IsFile(const std::string& path) const {
   std::lock_guard lock(impl_->mutex);
   TreeEntryPtr entry = impl_->Entry(path);

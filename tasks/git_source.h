@@ -50,6 +50,7 @@ class GitTreeFiles : public SuiteFiles {
   ~GitTreeFiles() override;
   std::optional<std::string> Read(const std::string& path) const override;
   std::vector<std::string> List(const std::string& dir) const override;
+  std::vector<SuiteFileEntry> ListTree(const std::string& dir) const override;
   // "<describe_as>@<first 8 hex of the commit>", e.g. "zx-bench@8e0adf68".
   std::string Describe() const override;
   // Whether `path` is a file (blob) / a folder (tree) at this commit. "" is the root folder.

@@ -35,6 +35,24 @@ std::vector<std::string> DiskFiles::List(const std::string& dir) const {
   return out;
 }
 
+std::vector<SuiteFileEntry> DiskFiles::ListTree(const std::string& dir) const {
+  std::vector<SuiteFileEntry> out;
+  const fs::path folder = dir.empty() ? fs::path(root_) : fs::path(root_) / dir;
+  std::error_code error;
+  if (!fs::is_directory(folder, error)) return out;
+  for (fs::recursive_directory_iterator it(folder, error), end; !error && it != end;
+       it.increment(error)) {
+    if (it->is_symlink(error) || !it->is_regular_file(error)) continue;
+    const std::string relative = it->path().lexically_relative(folder).generic_string();
+    const bool executable =
+        (it->status(error).permissions() & fs::perms::owner_exec) != fs::perms::none;
+    out.push_back({dir.empty() ? relative : dir + "/" + relative, executable});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const SuiteFileEntry& a, const SuiteFileEntry& b) { return a.path < b.path; });
+  return out;
+}
+
 namespace {
 
 // Matches pattern[p..] against path[s..]; `*` and `?` never cross '/', `**` does.

@@ -8,6 +8,12 @@
 
 namespace evalrun {
 
+// One file of a folder listed recursively (SuiteFiles::ListTree).
+struct SuiteFileEntry {
+  std::string path;         // relative to the root, '/'-separated
+  bool executable = false;  // git mode 100755 (on disk: the owner's execute bit)
+};
+
 class SuiteFiles {
  public:
   virtual ~SuiteFiles() = default;
@@ -16,6 +22,11 @@ class SuiteFiles {
   // The regular files directly inside folder `dir` ("" = the root), sorted by name, as paths
   // relative to the root.
   virtual std::vector<std::string> List(const std::string& dir) const = 0;
+  // Every regular file under folder `dir`, at any depth, sorted by path (byte order), with its
+  // executable bit: the content of a repository folder (agent repository tasks). Symbolic links
+  // are left out (a repository folder holds files and folders only). Empty when `dir` is no
+  // folder.
+  virtual std::vector<SuiteFileEntry> ListTree(const std::string& dir) const = 0;
   // How an error should name this place: "zx-bench@8e0adf68" or "/home/me/tasks".
   virtual std::string Describe() const = 0;
 };
@@ -26,6 +37,7 @@ class DiskFiles : public SuiteFiles {
   explicit DiskFiles(std::string root);
   std::optional<std::string> Read(const std::string& path) const override;
   std::vector<std::string> List(const std::string& dir) const override;
+  std::vector<SuiteFileEntry> ListTree(const std::string& dir) const override;
   std::string Describe() const override { return root_; }
 
  private:

@@ -16,6 +16,7 @@
 #include "core/canonical_json.h"
 #include "core/error.h"
 #include "core/sha256.h"
+#include "tasks/repo_workspace.h"
 
 namespace evalrun {
 namespace {
@@ -342,6 +343,173 @@ struct ParsedTask {
   bool has_hash = false;
 };
 
+// --- Repository agent tasks (agent.kind: repo; docs/task-format.md "Repository coding tasks") ---
+
+const std::vector<std::string> kRepoAgentKeys = {
+    "kind",         "repo",         "setup",      "test_cmd", "log_parser", "hidden_tests",
+    "protected",    "fail_to_pass", "pass_to_pass", "gold_patch", "limits", "tools"};
+const std::vector<std::string> kRepoKeys = {"path", "url", "base_commit", "base_tree"};
+const std::vector<std::string> kHiddenTestKeys = {"from", "to"};
+const std::vector<std::string> kRepoLimitKeys = {"steps", "tokens", "wall_s", "command_timeout_s",
+                                                 "observation_bytes"};
+const std::vector<std::string> kLogParsers = {"pytest", "unittest", "ctest", "unity", "exit_code"};
+const std::vector<std::string> kRepoTools = {"bash", "read_file", "write_file", "str_replace",
+                                             "submit"};
+
+// A string that is a 40-hex git object id (lowercase).
+std::string RequireObjectId(const std::string& file, const YAML::Node& node, const std::string& key,
+                            const std::string& what) {
+  const std::string value = node.IsScalar() ? node.Scalar() : "";
+  static const std::regex kObjectId("[0-9a-f]{40}");
+  if (!node.IsScalar() || !std::regex_match(value, kObjectId)) {
+    Fail(file, node, key + ": expected " + what + " as 40 lowercase hex digits, got " +
+                         (node.IsScalar() ? "'" + value + "'" : std::string(KindName(KindOf(node)))));
+  }
+  return value;
+}
+
+// A destination or protected path inside the repository: relative, clean, not in .git.
+std::string RequireRepoPath(const std::string& file, const YAML::Node& node, const std::string& key) {
+  const std::string path = RequireString(file, node);
+  if (!IsCleanRepoPath(path)) {
+    Fail(file, node, key + ": '" + path +
+                         "' must be a path relative to the repository root, without '..'");
+  }
+  if (path == ".git" || path.rfind(".git/", 0) == 0) {
+    Fail(file, node, key + ": '" + path + "' is inside .git");
+  }
+  return path;
+}
+
+// A file of the suite the task names (hidden test, gold patch): must exist; hashed into `files`.
+std::string RequireSuiteFile(const std::string& file, const YAML::Node& node, const std::string& key,
+                             const TaskContext& context, std::vector<TaskFile>* files) {
+  const std::string path = RequireString(file, node);
+  if (!IsCleanRelative(path)) {
+    Fail(file, node, key + ": '" + path + "' must be relative to the suite folder, without '..'");
+  }
+  const std::optional<std::string> bytes = context.files->Read(Join(context.suite_dir, path));
+  if (!bytes) Fail(file, node, key + ": file '" + path + "' not found in the suite");
+  files->push_back({path, Sha256Hex(*bytes)});
+  return path;
+}
+
+// Checks an `agent` mapping of kind `repo` strictly and returns it as JSON with the repository
+// folder's file list recorded in repo.files; adds every file the task uses to `task->files`.
+json ParseRepoAgent(const std::string& file, const YAML::Node& node, const TaskContext& context,
+                    Task* task) {
+  const Fields fields(file, node, kRepoAgentKeys);
+  const std::string who = "task '" + task->id + "': ";
+  const auto require = [&](const char* key) -> const Entry& {
+    const Entry* e = fields.Find(key);
+    if (!e) Fail(file, node, who + "agent is missing required field '" + std::string(key) + "'");
+    return *e;
+  };
+  json out = ToJson(file, node);
+
+  // repo: {path | url + base_commit, base_tree}
+  const Entry& repo = require("repo");
+  const Fields repo_fields(file, repo.value, kRepoKeys);
+  const Entry* path = repo_fields.Find("path");
+  const Entry* url = repo_fields.Find("url");
+  const Entry* base_commit = repo_fields.Find("base_commit");
+  const Entry* base_tree = repo_fields.Find("base_tree");
+  if (path && url) Fail(file, url->key, "agent.repo: give either 'path' or 'url', not both");
+  if (!path && !url) {
+    Fail(file, repo.value, who + "agent.repo needs 'path' (a folder of the suite) or 'url'");
+  }
+  if (!base_tree) Fail(file, repo.value, who + "agent.repo is missing required field 'base_tree'");
+  const std::string tree = RequireObjectId(file, base_tree->value, "agent.repo.base_tree",
+                                           "a git tree id");
+  if (url) {
+    const std::string text = RequireString(file, url->value);
+    if (text.empty()) Fail(file, url->value, "agent.repo.url: must not be empty");
+    if (!base_commit) {
+      Fail(file, repo.value, who + "agent.repo is missing required field 'base_commit' (with 'url')");
+    }
+    RequireObjectId(file, base_commit->value, "agent.repo.base_commit", "a git commit id");
+  } else {
+    if (base_commit) {
+      Fail(file, base_commit->key,
+           "agent.repo.base_commit: only with 'url' (a 'path' folder is its own single commit)");
+    }
+    const std::string folder = RequireString(file, path->value);
+    if (!IsCleanRelative(folder)) {
+      Fail(file, path->value,
+           "agent.repo.path: '" + folder + "' must be relative to the suite folder, without '..'");
+    }
+    const std::string in_suite = Join(context.suite_dir, folder);
+    const std::vector<SuiteFileEntry> entries = context.files->ListTree(in_suite);
+    if (entries.empty()) {
+      Fail(file, path->value, "agent.repo.path: no folder '" + folder + "' with files in the suite");
+    }
+    std::vector<RepoFile> repo_files;
+    json listed = json::array();
+    for (const SuiteFileEntry& entry : entries) {
+      const std::string relative = entry.path.substr(in_suite.empty() ? 0 : in_suite.size() + 1);
+      std::optional<std::string> bytes = context.files->Read(entry.path);
+      if (!bytes) Fail(file, path->value, "agent.repo.path: cannot read '" + entry.path + "'");
+      task->files.push_back({Join(folder, relative), Sha256Hex(*bytes)});
+      listed.push_back({{"path", relative}, {"executable", entry.executable}});
+      repo_files.push_back({relative, std::move(*bytes), entry.executable});
+    }
+    const std::string actual = GitTreeId(repo_files);
+    if (actual != tree) {
+      Fail(file, base_tree->value, "agent.repo.base_tree: the folder " + folder + " has tree " +
+                                       actual + ", the task says " + tree);
+    }
+    out["repo"]["files"] = listed;
+  }
+
+  if (const Entry* e = fields.Find("setup")) RequireString(file, e->value);
+  const Entry& test_cmd = require("test_cmd");
+  if (RequireString(file, test_cmd.value).empty()) {
+    Fail(file, test_cmd.value, "agent.test_cmd: must not be empty");
+  }
+  RequireOneOf(file, require("log_parser").value, "log_parser", kLogParsers);
+
+  if (const Entry* e = fields.Find("hidden_tests")) {
+    if (!e->value.IsSequence()) WrongType(file, e->value, "a list");
+    for (const auto& item : e->value) {
+      const Fields hidden(file, item, kHiddenTestKeys);
+      const Entry* from = hidden.Find("from");
+      const Entry* to = hidden.Find("to");
+      if (!from) Fail(file, item, "agent.hidden_tests: missing required field 'from'");
+      if (!to) Fail(file, item, "agent.hidden_tests: missing required field 'to'");
+      RequireSuiteFile(file, from->value, "agent.hidden_tests.from", context, &task->files);
+      RequireRepoPath(file, to->value, "agent.hidden_tests.to");
+    }
+  }
+  if (const Entry* e = fields.Find("protected")) {
+    if (!e->value.IsSequence()) WrongType(file, e->value, "a list");
+    for (const auto& item : e->value) RequireRepoPath(file, item, "agent.protected");
+  }
+  const Entry& f2p = require("fail_to_pass");
+  if (RequireStringList(file, f2p.value).empty()) {
+    Fail(file, f2p.value, "agent.fail_to_pass: list at least one test that the fix makes pass");
+  }
+  if (const Entry* e = fields.Find("pass_to_pass")) RequireStringList(file, e->value);
+  if (const Entry* e = fields.Find("gold_patch")) {
+    RequireSuiteFile(file, e->value, "agent.gold_patch", context, &task->files);
+  }
+  if (const Entry* e = fields.Find("limits")) {
+    const Fields limits(file, e->value, kRepoLimitKeys);
+    for (const auto& [key, entry] : limits.entries()) {
+      if (key == "wall_s" || key == "command_timeout_s") {
+        RequirePositive(file, entry.value, "agent.limits." + key);
+      } else if (RequireInteger(file, entry.value).get<int64_t>() < 1) {
+        Fail(file, entry.value, "agent.limits." + key + " must be at least 1");
+      }
+    }
+  }
+  if (const Entry* e = fields.Find("tools")) {
+    if (!e->value.IsSequence()) WrongType(file, e->value, "a list");
+    if (e->value.size() == 0) Fail(file, e->value, "agent.tools: list at least one tool");
+    for (const auto& item : e->value) RequireOneOf(file, item, "tool", kRepoTools);
+  }
+  return out;
+}
+
 ParsedTask ParseTask(const std::string& file, const YAML::Node& node, const TaskContext& context) {
   ParsedTask parsed;
   parsed.node = node;
@@ -422,7 +590,12 @@ ParsedTask ParseTask(const std::string& file, const YAML::Node& node, const Task
 
   if (const Entry* e = fields.Find("agent")) {
     if (!e->value.IsMap()) WrongType(file, e->value, "a mapping");
-    task.agent = ToJson(file, e->value);
+    const YAML::Node kind = e->value["kind"];
+    if (kind && kind.IsScalar() && kind.Scalar() == "repo") {
+      task.agent = ParseRepoAgent(file, e->value, context, &task);
+    } else {
+      task.agent = ToJson(file, e->value);
+    }
   }
 
   if (const Entry* e = fields.Find("files")) {

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "graders/grader.h"
+#include "tasks/repo_workspace.h"
 
 namespace {
 
@@ -41,7 +42,16 @@ class MapFiles : public evalrun::SuiteFiles {
     }
     return out;
   }
+  // Every file under `dir`, recursively; names in `executables` are executable.
+  std::vector<evalrun::SuiteFileEntry> ListTree(const std::string& dir) const override {
+    std::vector<evalrun::SuiteFileEntry> out;
+    for (const auto& [path, bytes] : files) {
+      if (path.rfind(dir + "/", 0) == 0) out.push_back({path, executables.count(path) > 0});
+    }
+    return out;
+  }
   std::string Describe() const override { return "memory"; }
+  std::set<std::string> executables;
 };
 
 // The grader table the loader checks types against (graders/ owns the real one).
@@ -494,4 +504,159 @@ TEST_CASE("the shipped smoke suite loads with every declared hash verified", "[t
     dimensions.insert(task.dimension);
   }
   CHECK(dimensions.size() >= 5);
+}
+
+// ---- Repository agent tasks (agent.kind: repo) ------------------------------------------------
+
+namespace {
+
+// A suite with one repository task; `agent` is the text of the agent mapping's body (indented
+// six spaces), placed so that the task starts on line 4 and the agent's first key is on line 9.
+MapFiles RepoSuite(const std::string& agent) {
+  MapFiles files;
+  files.files["s/suite.yaml"] = std::string(kHeader) +
+                                "  - id: fix\n"
+                                "    dimension: coding\n"
+                                "    prompt: fix it\n"
+                                "    grader: {type: repo_tests}\n"
+                                "    agent:\n" +
+                                agent;
+  files.files["s/repos/m/calc.py"] = "def add(a, b):\n    return a - b\n";
+  files.files["s/repos/m/tests/test_calc.py"] = "import calc\n";
+  files.files["s/files/hidden.py"] = "import calc\n";
+  files.files["s/files/gold.patch"] = "diff\n";
+  return files;
+}
+
+std::string RepoError(const MapFiles& files) {
+  try {
+    LoadEvalrunSuite(files, "s", {{"repo_tests", "1"}});
+  } catch (const evalrun::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string RepoTree() {
+  return evalrun::GitTreeId({{"calc.py", "def add(a, b):\n    return a - b\n", false},
+                             {"tests/test_calc.py", "import calc\n", false}});
+}
+
+// A valid agent body; `replace` swaps one line (by its start) for another.
+std::string RepoAgent(const std::map<std::string, std::string>& replace = {}) {
+  std::vector<std::string> lines = {
+      "      kind: repo\n",                                                        // line 9
+      "      repo: {path: repos/m, base_tree: " + RepoTree() + "}\n",              // 10
+      "      test_cmd: python3 -m unittest -v\n",                                  // 11
+      "      log_parser: unittest\n",                                              // 12
+      "      hidden_tests: [{from: files/hidden.py, to: tests/test_hidden.py}]\n", // 13
+      "      protected: [tests]\n",                                                // 14
+      "      fail_to_pass: [tests.test_hidden.T.test_add]\n",                      // 15
+      "      pass_to_pass: [tests.test_calc.T.test_sub]\n",                        // 16
+      "      gold_patch: files/gold.patch\n",                                      // 17
+      "      limits: {steps: 5, wall_s: 60}\n",                                    // 18
+      "      tools: [bash, submit]\n"};                                            // 19
+  std::string out;
+  for (auto& line : lines) {
+    for (const auto& [start, with] : replace) {
+      if (line.rfind("      " + start, 0) == 0) line = with.empty() ? "" : "      " + with + "\n";
+    }
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("task yaml: a repository task loads with the folder's files hashed and listed",
+          "[tasks][repo]") {
+  MapFiles files = RepoSuite(RepoAgent());
+  const Suite suite = LoadEvalrunSuite(files, "s", {{"repo_tests", "1"}});
+  REQUIRE(suite.tasks.size() == 1);
+  const Task& task = suite.tasks[0];
+  CHECK(task.agent["repo"]["files"] ==
+        nlohmann::json::parse(R"([{"path": "calc.py", "executable": false},
+                                  {"path": "tests/test_calc.py", "executable": false}])"));
+  std::set<std::string> paths;
+  for (const auto& f : task.files) paths.insert(f.path);
+  CHECK(paths == std::set<std::string>{"repos/m/calc.py", "repos/m/tests/test_calc.py",
+                                       "files/hidden.py", "files/gold.patch"});
+  const evalrun::RepoTask repo = evalrun::ParseRepoTask(task.agent);
+  CHECK(repo.limits.steps == 5);
+  CHECK(repo.limits.wall_s == 60);
+  CHECK(repo.limits.command_timeout_s == 30);
+
+  SECTION("a change in the repository's content changes the tree, which the task must state") {
+    files.files["s/repos/m/calc.py"] = "def add(a, b):\n    return a + b\n";
+    const std::string now = evalrun::GitTreeId(
+        {{"calc.py", "def add(a, b):\n    return a + b\n", false},
+         {"tests/test_calc.py", "import calc\n", false}});
+    CHECK(RepoError(files) == "s/suite.yaml:10:40: agent.repo.base_tree: the folder repos/m has tree " +
+                                now + ", the task says " + RepoTree());
+  }
+  SECTION("an executable file is mode 100755 in the tree") {
+    files.executables.insert("s/repos/m/calc.py");
+    CHECK_THAT(RepoError(files), Catch::Contains("agent.repo.base_tree: the folder repos/m has tree"));
+  }
+  SECTION("other agent kinds pass through unchanged") {
+    MapFiles world = RepoSuite("      kind: world\n      anything: [1, 2]\n");
+    const Suite loaded = LoadEvalrunSuite(world, "s", {{"repo_tests", "1"}});
+    CHECK(loaded.tasks[0].agent == nlohmann::json::parse(R"({"kind": "world", "anything": [1, 2]})"));
+  }
+}
+
+TEST_CASE("task yaml: repository task errors name file:line:column of the key", "[tasks][repo]") {
+  const auto error = [](const std::map<std::string, std::string>& replace) -> std::string {
+    try {
+      LoadEvalrunSuite(RepoSuite(RepoAgent(replace)), "s", {{"repo_tests", "1"}});
+    } catch (const evalrun::Error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  CHECK(error({{"test_cmd", "test_command: x"}}) ==
+        "s/suite.yaml:11:7: unknown key 'test_command', did you mean 'test_cmd'?");
+  CHECK(error({{"repo:", "repo: {path: repos/m, base_tre: x}"}}) ==
+        "s/suite.yaml:10:29: unknown key 'base_tre', did you mean 'base_tree'?");
+  CHECK(error({{"repo:", "repo: {path: repos/m, base_tree: abc}"}}) ==
+        "s/suite.yaml:10:40: agent.repo.base_tree: expected a git tree id as 40 lowercase hex "
+        "digits, got 'abc'");
+  CHECK(error({{"repo:", "repo: {url: 'https://x/y.git', base_tree: " + RepoTree() + "}"}}) ==
+        "s/suite.yaml:10:13: task 'fix': agent.repo is missing required field 'base_commit' "
+        "(with 'url')");
+  CHECK(error({{"repo:", "repo: {url: u, base_commit: 12, base_tree: " + RepoTree() + "}"}}) ==
+        "s/suite.yaml:10:35: agent.repo.base_commit: expected a git commit id as 40 lowercase hex "
+        "digits, got '12'");
+  CHECK(error({{"repo:", "repo: {path: repos/m, url: u, base_tree: " + RepoTree() + "}"}}) ==
+        "s/suite.yaml:10:29: agent.repo: give either 'path' or 'url', not both");
+  CHECK(error({{"repo:", "repo: {path: repos/none, base_tree: " + RepoTree() + "}"}}) ==
+        "s/suite.yaml:10:20: agent.repo.path: no folder 'repos/none' with files in the suite");
+  CHECK(error({{"log_parser", "log_parser: unitest"}}) ==
+        "s/suite.yaml:12:19: unknown log_parser 'unitest', did you mean 'unittest'?");
+  CHECK(error({{"hidden_tests", "hidden_tests: [{from: files/gone.py, to: tests/h.py}]"}}) ==
+        "s/suite.yaml:13:29: agent.hidden_tests.from: file 'files/gone.py' not found in the suite");
+  CHECK(error({{"hidden_tests", "hidden_tests: [{from: files/hidden.py, to: ../h.py}]"}}) ==
+        "s/suite.yaml:13:50: agent.hidden_tests.to: '../h.py' must be a path relative to the "
+        "repository root, without '..'");
+  CHECK(error({{"hidden_tests", "hidden_tests: [{from: files/hidden.py, to: .git/hooks/x}]"}}) ==
+        "s/suite.yaml:13:50: agent.hidden_tests.to: '.git/hooks/x' is inside .git");
+  CHECK(error({{"hidden_tests", "hidden_tests: [{from: files/hidden.py, too: x}]"}}) ==
+        "s/suite.yaml:13:46: unknown key 'too', did you mean 'to'?");
+  CHECK(error({{"protected", "protected: [/etc]"}}) ==
+        "s/suite.yaml:14:19: agent.protected: '/etc' must be a path relative to the repository "
+        "root, without '..'");
+  CHECK(error({{"fail_to_pass", "fail_to_pass: []"}}) ==
+        "s/suite.yaml:15:21: agent.fail_to_pass: list at least one test that the fix makes pass");
+  CHECK(error({{"fail_to_pass", ""}}) ==
+        "s/suite.yaml:9:7: task 'fix': agent is missing required field 'fail_to_pass'");
+  CHECK(error({{"gold_patch", "gold_patch: files/nope.patch"}}) ==
+        "s/suite.yaml:17:19: agent.gold_patch: file 'files/nope.patch' not found in the suite");
+  CHECK(error({{"limits", "limits: {steps: 0}"}}) ==
+        "s/suite.yaml:18:23: agent.limits.steps must be at least 1");
+  CHECK(error({{"limits", "limits: {wall: 5}"}}) ==
+        "s/suite.yaml:18:16: unknown key 'wall' (expected one of: steps, tokens, wall_s, "
+        "command_timeout_s, observation_bytes)");
+  CHECK(error({{"tools", "tools: [bash, shell]"}}) ==
+        "s/suite.yaml:19:21: unknown tool 'shell' (expected one of: bash, read_file, write_file, "
+        "str_replace, submit)");
 }
