@@ -50,6 +50,9 @@ struct Task {
 
   std::string format = "evalrun";  // "evalrun" or "zxbench"
   nlohmann::json raw;              // zx-bench: the bank entry, intact
+  // zx-bench entries with an execution world: the entry again, in the bank's key order, because
+  // zx-bench shows the model JSON in insertion order (the tool list, requiredArgs). Null else.
+  nlohmann::ordered_json raw_ordered;
   std::string skip_reason;         // non-empty: cannot run on this machine, and why
 
   std::string ShortHash() const { return hash.substr(0, 16); }

@@ -22,5 +22,10 @@ std::unique_ptr<Grader> MakeZxJsonAtomicFieldsGrader();  // graders/zx_json_atom
 std::unique_ptr<Grader> MakeZxInstructionChecklistGrader();  // graders/zx_instruction_checklist.cpp
 std::unique_ptr<Grader> MakeZxStructuredContractGrader();    // graders/zx_structured_contract.cpp
 std::unique_ptr<Grader> MakeZxCodeRepairGrader();            // graders/zx_code_repair.cpp
+std::unique_ptr<Grader> MakeRepoTestsGrader();               // graders/repo_tests.cpp
+std::unique_ptr<Grader> MakeZxToolCallTraceGrader();     // graders/world_graders.cpp
+std::unique_ptr<Grader> MakeZxAgentTraceGrader();        // graders/world_graders.cpp
+std::unique_ptr<Grader> MakeZxCanaryAuthorityGrader();   // graders/world_graders.cpp
+std::unique_ptr<Grader> MakeWorldGrader();               // graders/world_graders.cpp ("world")
 
 }  // namespace evalrun

@@ -20,7 +20,9 @@ GraderRegistry::GraderRegistry() {
       MakeCodeTestsGrader,         MakeCommandGrader,
       MakeZxExactAnswerLineGrader, MakeZxJsonAtomicFieldsGrader,
       MakeZxInstructionChecklistGrader, MakeZxStructuredContractGrader,
-      MakeZxCodeRepairGrader,
+      MakeZxCodeRepairGrader,      MakeRepoTestsGrader,
+      MakeZxToolCallTraceGrader,   MakeZxAgentTraceGrader,
+      MakeZxCanaryAuthorityGrader, MakeWorldGrader,
   };
   for (auto factory : factories) {
     std::unique_ptr<Grader> grader = factory();

@@ -519,6 +519,15 @@ Suite ImportZxBench(std::string_view bank_json, const std::string& file_label) {
     } else {
       task.location = {file_label, 0, 0};
     }
+    if (const json* requirements = Field(task.raw, "requirements");
+        requirements != nullptr && requirements->is_object() &&
+        Field(*requirements, "executionWorld") != nullptr && i < offsets.size()) {
+      // The entry's own bytes, up to where the next entry (or the array's end) starts.
+      const std::size_t begin = offsets[i].begin;
+      std::size_t end = i + 1 < offsets.size() ? offsets[i + 1].begin : bank_json.rfind(']');
+      while (end > begin && bank_json[end - 1] != '}') --end;
+      task.raw_ordered = nlohmann::ordered_json::parse(bank_json.substr(begin, end - begin));
+    }
     if (task.skip_reason.empty()) ++runnable;
     suite.tasks.push_back(std::move(task));
   }

@@ -243,6 +243,7 @@ int RunSpeedCommand(const CLI::App& sub, SpeedOptions& o) {
 struct SuiteOptions {
   SuiteRunConfig config;
   std::string thinking;
+  std::string tool_format;
   std::string server;
   std::vector<std::string> labels;
   std::vector<std::string> filters;
@@ -292,6 +293,9 @@ void AddSuite(CLI::App& app, SuiteOptions& o) {
                 "seconds of silence inside a response before it is an error (default 120)");
   s->add_flag("--unsafe-no-sandbox", o.config.unsafe_no_sandbox,
               "run model code without bubblewrap isolation (recorded with the run)");
+  s->add_option("--tool-format", o.tool_format,
+                "agent tasks: tool calls written as text when the server sends none natively: "
+                "auto | qwen_xml | hermes | native (none; default auto)");
   s->add_flag("--no-env", [&o](int64_t) { o.config.capture_environment = false; },
               "do not probe the client host (CPU, GPUs)");
   s->add_flag("-q,--quiet", o.config.quiet, "no progress on stderr");
@@ -308,6 +312,14 @@ int RunSuiteCommand(const CLI::App& sub, SuiteOptions& o) {
     const auto thinking = ParseThinking(o.thinking);
     if (!thinking) throw Error("--thinking '" + o.thinking + "': expected on, off or auto");
     c.thinking = *thinking;
+  }
+  if (!o.tool_format.empty()) {
+    const auto format = ParseToolCallFormat(o.tool_format);
+    if (!format) {
+      throw Error("--tool-format '" + o.tool_format +
+                  "': expected auto, qwen_xml, hermes or native");
+    }
+    c.tool_format = *format;
   }
   if (!o.server.empty()) {
     c.server_kind = ParseServerKind(o.server);
@@ -544,6 +556,7 @@ int RunCli(int argc, const char* const* argv) {
       RejectExtras(*sub);
       if (sub->get_name() == "hash") return RunHashCommand(tasks);
       if (sub->get_name() == "validate") return RunValidateCommand(tasks);
+      if (sub->get_name() == "validate-task") return RunValidateTaskCommand(tasks);
       if (sub->get_name() == "suites") return RunSuitesCommand();
       if (sub->get_name() == "grade") return RunGradeCommand(grading);
       if (sub->get_name() == "graders") return RunGradersCommand();

@@ -29,6 +29,7 @@
 #include "results/run_report.h"
 #include "results/speed_report.h"
 #include "results/store.h"
+#include "runner/agent_task.h"
 #include "runner/speed_protocol.h"
 #include "runner/suite_loader.h"
 
@@ -140,7 +141,8 @@ json SettingsJson(const SuiteRunConfig& c, const Suite& suite, const std::string
           {"max_tokens", c.max_tokens},
           {"thinking", c.thinking ? json(ThinkingName(*c.thinking)) : json("task")},
           {"model", model},
-          {"unsafe_no_sandbox", c.unsafe_no_sandbox}};
+          {"unsafe_no_sandbox", c.unsafe_no_sandbox},
+          {"tool_format", ToolCallFormatName(c.tool_format)}};
 }
 
 std::string ShortValue(const json& v) {
@@ -373,8 +375,6 @@ class Scheduler {
 
   void RunTask(const Task& task, StreamingClient& client) {
     const TimePoint t_start = Clock::now();
-    int64_t model_ns = 0;
-    int64_t slept_ns = 0;
     TaskResult result;
     result.task_id = task.id;
     result.task_hash = task.hash;
@@ -401,15 +401,114 @@ class Scheduler {
     }
 
     const ChatRequest chat = TaskChat(task, config_, model_);
+    if (IsAgentTask(task)) {
+      RunAgent(task, chat, client, result, t_start);
+      return;
+    }
     const json body = BuildChatBody(chat, server_);
     const double deadline = RequestDeadline(-1, chat.max_tokens);
+    int64_t model_ns = 0;
+    int64_t slept_ns = 0;
+    const Failure failure =
+        Send(task, body, chat.max_tokens, deadline, client, result, model_ns, slept_ns);
+    if (failure == Failure::kCancelled) {
+      // Not committed: an unfinished task starts over on --resume.
+      own_ns_ += NanosBetween(t_start, Clock::now()) - model_ns - slept_ns;
+      return;
+    }
+
+    const RequestRecord& last = result.requests.back();
+    result.output = last.content;
+    result.reasoning = last.reasoning;
+    result.finish_reason = last.finish_reason;
+    if (failure == Failure::kNone) {
+      const Output output{last.content, last.reasoning, last.finish_reason};
+      result.grade = GradeOutput(task, output, GradeContextFor());
+    } else {
+      result.grade.grader = task.grader.value("type", "");
+      result.grade.grader_version = task.grader_version;
+      const std::string what = std::string(OutcomeName(last.outcome)) +
+                               (last.error_message.empty() ? "" : ": " + last.error_message);
+      if (failure == Failure::kTimeout) {
+        result.grade.status = GradeStatus::kTimeout;
+        result.grade.reason = "the request timed out (" + what + ")";
+      } else {
+        result.grade.status = GradeStatus::kEnvError;
+        result.grade.reason = "the endpoint failed: " + what;
+        ++env_errors_;
+      }
+    }
+    Commit(result, t_start, model_ns, slept_ns);
+  }
+
+  // One agent episode (runner/agent_task.h): every turn goes through Send, so turns get the
+  // same retries and pauses as single requests and are all recorded in result.requests. An
+  // interrupted episode is not committed (it starts over on --resume); a turn that failed for
+  // environment reasons makes the task env_error, as a failed single request does.
+  void RunAgent(const Task& task, const ChatRequest& chat, StreamingClient& client,
+                TaskResult& result, TimePoint t_start) {
+    int64_t model_ns = 0;
+    int64_t slept_ns = 0;
+    Failure stopped = Failure::kNone;
+    const AgentSend send = [&](const ChatRequest& request, double remaining_s) {
+      if (stopped != Failure::kNone) {
+        RequestRecord none;
+        none.outcome = RequestOutcome::kCancelled;
+        return none;
+      }
+      const json body = BuildChatBody(request, server_);
+      const double deadline =
+          std::max(1.0, std::min(remaining_s, RequestDeadline(-1, request.max_tokens)));
+      const Failure failure =
+          Send(task, body, request.max_tokens, deadline, client, result, model_ns, slept_ns);
+      if (failure == Failure::kCancelled || failure == Failure::kFatal) stopped = failure;
+      return result.requests.back();
+    };
+    AgentTaskOptions options;
+    options.text_format = config_.tool_format;
+    AgentTaskOutcome outcome = RunAgentTask(task, chat, send, GradeContextFor(), options);
+    if (stopped == Failure::kCancelled) {
+      own_ns_ += NanosBetween(t_start, Clock::now()) - model_ns - slept_ns;
+      return;
+    }
+    result.output = std::move(outcome.output);
+    result.reasoning = std::move(outcome.reasoning);
+    result.finish_reason = std::move(outcome.finish_reason);
+    result.transcript = std::move(outcome.transcript);
+    result.grade = std::move(outcome.grade);
+    if (stopped == Failure::kFatal) {
+      const RequestRecord& last = result.requests.back();
+      result.grade.status = GradeStatus::kEnvError;
+      result.grade.score = 0;
+      result.grade.passed = false;
+      result.grade.reason = "the endpoint failed: " + std::string(OutcomeName(last.outcome)) +
+                            (last.error_message.empty() ? "" : ": " + last.error_message);
+      ++env_errors_;
+    }
+    Commit(result, t_start, model_ns, slept_ns);
+  }
+
+  GradeContext GradeContextFor() const {
+    GradeContext context;
+    context.read_file = [this](const std::string& path) { return loaded_.ReadTaskFile(path); };
+    context.sandbox = &sandbox_;
+    context.unsafe_no_sandbox = config_.unsafe_no_sandbox;
+    return context;
+  }
+
+  // Sends one request for `task`, retrying environment failures with backoff and waiting
+  // while the endpoint is away; every attempt is appended to result.requests. Returns how the
+  // last attempt ended (kCancelled when the run stopped meanwhile).
+  Failure Send(const Task& task, const json& body, int64_t max_tokens, double deadline,
+               StreamingClient& client, TaskResult& result, int64_t& model_ns,
+               int64_t& slept_ns) {
     int retries_left = config_.max_retries;
     double backoff = config_.retry_backoff_s;
     Failure failure = Failure::kNone;
     while (true) {
       RequestRecord record;
       record.label = task.id + "#" + std::to_string(result.requests.size());
-      record.max_tokens = chat.max_tokens;
+      record.max_tokens = max_tokens;
       ChatStreamReader reader(record);
       const TimePoint t0 = Clock::now();
       client.Add(MakeChatHttpRequest(config_.endpoint, body, config_.idle_timeout_s, deadline),
@@ -447,38 +546,7 @@ class Scheduler {
       }
       ++result.attempts;
     }
-    if (failure == Failure::kCancelled) {
-      // Not committed: an unfinished task starts over on --resume.
-      own_ns_ += NanosBetween(t_start, Clock::now()) - model_ns - slept_ns;
-      return;
-    }
-
-    const RequestRecord& last = result.requests.back();
-    result.output = last.content;
-    result.reasoning = last.reasoning;
-    result.finish_reason = last.finish_reason;
-    if (failure == Failure::kNone) {
-      GradeContext context;
-      context.read_file = [this](const std::string& path) { return loaded_.ReadTaskFile(path); };
-      context.sandbox = &sandbox_;
-      context.unsafe_no_sandbox = config_.unsafe_no_sandbox;
-      const Output output{last.content, last.reasoning, last.finish_reason};
-      result.grade = GradeOutput(task, output, context);
-    } else {
-      result.grade.grader = task.grader.value("type", "");
-      result.grade.grader_version = task.grader_version;
-      const std::string what = std::string(OutcomeName(last.outcome)) +
-                               (last.error_message.empty() ? "" : ": " + last.error_message);
-      if (failure == Failure::kTimeout) {
-        result.grade.status = GradeStatus::kTimeout;
-        result.grade.reason = "the request timed out (" + what + ")";
-      } else {
-        result.grade.status = GradeStatus::kEnvError;
-        result.grade.reason = "the endpoint failed: " + what;
-        ++env_errors_;
-      }
-    }
-    Commit(result, t_start, model_ns, slept_ns);
+    return failure;
   }
 
   void Commit(TaskResult& result, TimePoint t_start, int64_t model_ns, int64_t slept_ns) {

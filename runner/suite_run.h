@@ -15,6 +15,7 @@
 #include "graders/grader.h"
 #include "plugins/openai_backend.h"
 #include "plugins/server_probe.h"
+#include "plugins/tool_call_text.h"
 #include "results/run_data.h"
 #include "tasks/git_source.h"
 
@@ -40,6 +41,9 @@ struct SuiteRunConfig {
   std::string out_dir;                   // "" -> evalrun-reports/<run id>
   bool quiet = false;
   bool unsafe_no_sandbox = false;
+  // Agent tasks: where tool calls are read from when a reply has no native tool_calls
+  // (--tool-format; plugins/tool_call_text.h). Recorded in the run's settings.
+  ToolCallFormat tool_format = ToolCallFormat::kAuto;
   std::optional<ServerKind> server_kind;
   double idle_timeout_s = 120;           // longest silence inside one response
   double connect_timeout_s = 10;

@@ -43,7 +43,9 @@ constexpr size_t kMaxDetails = 20;  // disagreements listed per check; the rest 
 // Graders whose evidence (and reason) hold what a program did on this machine: wall time, the
 // sandbox's description. Their grades are compared on status, score and passed only.
 bool RunsPrograms(const std::string& grader) {
-  return grader == "code_tests" || grader == "command" || grader == "zxbench:code_repair";
+  return grader == "code_tests" || grader == "command" || grader == "zxbench:code_repair" ||
+         grader == "repo_tests" || grader == "world" || grader == "zxbench:tool_call_trace" ||
+         grader == "zxbench:agent_trace" || grader == "zxbench:canary_authority";
 }
 
 std::string Short(const std::string& hash) { return hash.substr(0, 16); }
@@ -644,8 +646,8 @@ json ExportBundle(const ResultStore& store, const std::string& run_id,
   return MakeBundle(run, plan, task_data);
 }
 
-// --spot N: N tasks picked at random (seeded) among those whose final request succeeded and
-// whose task this evalrun has, rerun against the user's own endpoint with the run's settings,
+// --spot N: N tasks picked at random (seeded) among the single-request tasks whose final
+// request succeeded and whose task this evalrun has, rerun against the user's own endpoint with the run's settings,
 // and graded. A result that was not invented agrees on most grades; outputs may differ where the
 // server is not deterministic, so they are reported, not failed.
 VerifyCheck CheckSpot(const Bundle& bundle, const std::map<std::string, const Task*>& tasks,
@@ -656,6 +658,9 @@ VerifyCheck CheckSpot(const Bundle& bundle, const std::map<std::string, const Ta
   for (const TaskResult& t : bundle.run.tasks) {
     if (t.requests.empty() || !t.requests.back().ok() || !tasks.count(t.task_id)) continue;
     if (t.grade.status == GradeStatus::kSkipped) continue;
+    // Agent tasks (a transcript) take a whole episode, not one request: not spot-checked; their
+    // grades are recomputed from the stored episodes by the `grades` check.
+    if (!t.transcript.is_null()) continue;
     candidates.push_back(&t);
   }
   std::mt19937_64 random(config.seed);

@@ -533,3 +533,29 @@ TEST_CASE("zx-bench: skip reasons", "[zxbench]") {
     CHECK(task.messages == json::array());
   }
 }
+
+TEST_CASE("zx-bench: a world entry keeps the bank's key order for the prompts", "[zxbench]") {
+  // fixtures.json in its own key order (JavaScript insertion order, as the bank is written).
+  const nlohmann::ordered_json ordered =
+      nlohmann::ordered_json::parse(FixtureText());
+  nlohmann::ordered_json world;
+  for (const auto& entry : ordered) {
+    if (entry["id"] == "TC-CN-055-RECOVERY-1") world = entry;
+  }
+  REQUIRE(world.is_object());
+  const std::string rm = Entry("RM-CN-023").dump();
+  // The world in the middle of a three-entry bank, laid out with spaces and newlines.
+  const std::string bank = "[\n  " + rm + ",\n  " + world.dump(2) + " ,\n" +
+                           Rehashed(Entry("DE-CN-005")).dump() + "\n]\n";
+  const Suite suite = ImportZxBench(bank, "bank.json");
+  REQUIRE(suite.tasks.size() == 3);
+  CHECK(suite.tasks[0].raw_ordered.is_null());
+  CHECK(suite.tasks[2].raw_ordered.is_null());
+  const Task& task = suite.tasks[1];
+  CHECK(task.raw_ordered.dump() == world.dump());
+  CHECK(json::parse(task.raw_ordered.dump()) == task.raw);
+  // The order differs from nlohmann's sorted one where it matters: the first tool's keys.
+  const auto& tool = task.raw_ordered["requirements"]["executionWorld"]["tools"][0];
+  CHECK(tool.begin().key() == "name");
+  CHECK(task.raw["requirements"]["executionWorld"]["tools"][0].begin().key() == "description");
+}

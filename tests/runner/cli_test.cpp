@@ -229,11 +229,12 @@ TEST_CASE("cli: the zx-bench bank at a commit loads, every scenarioHash verified
   CHECK(good.code == 0);
   CHECK_THAT(good.out, Catch::StartsWith("suite zx-bench (commit "));
   CHECK_THAT(good.out, Catch::Contains(": 7 tasks, every hash verified"));
-  // Four of the seven have graders here (exact_answer_line, json_atomic_fields,
-  // instruction_checklist, code_repair); the others are reported as skipped with the reason, one
-  // of them for its Docker image.
-  CHECK_THAT(good.out, Catch::Contains("runnable here: 4, skipped: 3"));
-  CHECK_THAT(good.out, Catch::Contains("evalrun has no grader for zxbench:canary_authority yet"));
+  // Six of the seven have graders here (exact_answer_line, json_atomic_fields,
+  // instruction_checklist, code_repair, and the execution worlds tool_call_trace and
+  // canary_authority); agent_loop_trace is skipped with the reason: its Docker image.
+  CHECK_THAT(good.out, Catch::Contains("runnable here: 6, skipped: 1"));
+  CHECK_THAT(good.out, Catch::Contains("needs the Docker image sha256:"));
+  CHECK_THAT(good.out, !Catch::Contains("has no grader"));
   const Run by_path = Evalrun("validate " + repo + "@HEAD~1");
   CHECK(by_path.code == 0);
   const Run edited = Evalrun("validate zx-bench@HEAD --suite-repo " + repo);
