@@ -64,16 +64,18 @@ struct RequestRecord {
   int64_t prompt_tokens_sent = -1;   // what evalrun meant to send (calibrated), -1 if unknown
   int64_t max_tokens = -1;
 
-  // Timing (ns since t_send). t_first: first event with non-empty content or reasoning;
-  // t_first_content: first non-empty content; t_last: last event carrying text; t_end: when the
-  // stream ended ([DONE], or the connection closed after the last event).
+  // Timing (ns since t_send). t_first: first event the model generated (non-empty content or
+  // reasoning, or a tool-call fragment: call arguments are generated tokens too);
+  // t_first_content: first non-empty content; t_last: last such event; t_end: when the stream
+  // ended ([DONE], or the connection closed after the last event).
   TimePoint t_send{};        // the request went on the wire (connection ready)
   int64_t queue_ns = 0;      // before that: waiting in the client for a connection, ns
   int64_t first_ns = -1;
   int64_t first_content_ns = -1;
   int64_t last_ns = -1;
   int64_t end_ns = -1;
-  std::vector<int64_t> text_event_ns;  // arrival of every event that carried text
+  std::vector<int64_t> text_event_ns;  // arrival of every event that carried text or a
+                                       // tool-call fragment
 
   // What came back.
   int http_status = 0;
@@ -83,8 +85,8 @@ struct RequestRecord {
   std::string reasoning;       // reasoning_content / reasoning deltas, kept apart
   std::string finish_reason;   // "stop", "length", "tool_calls", ... ("" if none arrived)
   std::vector<ToolCall> tool_calls;  // native tool calls, in the order their first fragment came
-  int64_t first_tool_call_ns = -1;   // first event carrying a tool_calls fragment (not a text
-                                     // event: the timing fields above count content/reasoning)
+  int64_t first_tool_call_ns = -1;   // first event carrying a tool_calls fragment (also counted
+                                     // in first_ns/last_ns/text_event_ns above)
   std::string model;           // as echoed by the server
   std::string system_fingerprint;
   Usage usage;

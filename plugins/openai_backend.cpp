@@ -278,8 +278,14 @@ void ChatStreamReader::ReadToolCallFragments() {
   const std::string_view text = fields_.tool_calls_json;
   const auto array = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
   if (!array.is_array()) return;  // ReadChunk already checked it is well-formed JSON
-  if (record_.first_tool_call_ns < 0) {
-    record_.first_tool_call_ns = NanosBetween(record_.t_send, arrived_);
+  const int64_t at = NanosBetween(record_.t_send, arrived_);
+  if (record_.first_tool_call_ns < 0) record_.first_tool_call_ns = at;
+  // Call arguments are generated tokens like text: the event counts for TTFT and decode timing
+  // (once, when the same chunk also carried text).
+  if (fields_.content.empty() && fields_.reasoning.empty()) {
+    record_.text_event_ns.push_back(at);
+    if (record_.first_ns < 0) record_.first_ns = at;
+    record_.last_ns = at;
   }
   for (const auto& element : array) MergeToolCall(element, record_.tool_calls, std::nullopt);
 }
@@ -330,7 +336,7 @@ void ChatStreamReader::ReadJsonBody(std::string_view body) {
       record_.finish_reason = f->get<std::string>();
     }
   }
-  if (!record_.content.empty() || !record_.reasoning.empty()) {
+  if (!record_.content.empty() || !record_.reasoning.empty() || !record_.tool_calls.empty()) {
     record_.text_event_ns.push_back(at);
     record_.first_ns = record_.last_ns = at;
     if (!record_.content.empty()) record_.first_content_ns = at;

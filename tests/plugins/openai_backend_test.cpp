@@ -304,9 +304,14 @@ TEST_CASE("backend: streamed tool-call fragments are assembled by index", "[back
     CHECK(r.ok());
     CHECK(r.finish_reason == "tool_calls");
     CHECK(r.content.empty());
-    CHECK(r.text_events() == 0);
+    // The four fragment events are the generated events: they time TTFT and decode.
+    CHECK(r.text_events() == 4);
     CHECK(r.usage.completion_tokens == 31);
     CHECK(r.first_tool_call_ns > 0);
+    CHECK(r.first_ns == r.first_tool_call_ns);
+    CHECK(r.last_ns == r.text_event_ns.back());
+    CHECK(r.last_ns >= r.first_ns);
+    CHECK(r.first_content_ns == -1);
     REQUIRE(r.tool_calls.size() == 2);
     CHECK(r.tool_calls[0].index == 0);
     CHECK(r.tool_calls[0].id == "call_a");
@@ -387,6 +392,8 @@ TEST_CASE("backend: a non-streamed completion's message.tool_calls are read",
   CHECK(r.finish_reason == "tool_calls");
   CHECK(r.content.empty());
   CHECK(r.first_tool_call_ns > 0);
+  CHECK(r.first_ns == r.first_tool_call_ns);
+  CHECK(r.text_events() == 1);
   REQUIRE(r.tool_calls.size() == 2);
   CHECK(r.tool_calls[0].id == "call_1");
   CHECK(r.tool_calls[0].name == "bash");
