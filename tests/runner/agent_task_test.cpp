@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -242,4 +243,69 @@ TEST_CASE("agent tasks: calls written as Qwen XML are read by the fallback and r
   CHECK(r.grade.score == 1.0);
   CHECK(r.transcript.at("tool_call_source") == "qwen_xml");
   CHECK(r.transcript.at("turns").at(0).at("source") == "qwen_xml");
+}
+
+TEST_CASE("agent tasks: a zx-bench execution world runs in evalrun suite with zx-bench's text "
+          "protocol and scores as zx-bench does",
+          "[runner][agent][zxbench]") {
+  if (!HaveSandbox()) return;
+  TempDir dir;
+  // A bank repository holding the fixtures (TC-CN-055-RECOVERY-1 among them), pinned at a commit.
+  const std::string repo = dir.File("zx");
+  const std::string setup = "mkdir -p " + repo + "/data/scenarios && cp " + kFixtures +
+                            "/zx-bench/fixtures.json " + repo +
+                            "/data/scenarios/benchmark.json && cd " + repo +
+                            " && git init -q && git add -A && git -c user.name=t -c "
+                            "user.email=t@t commit -qm bank";
+  REQUIRE(std::system(setup.c_str()) == 0);
+  // zx-bench folds the transcript into one user message per turn, so the mock answers by what
+  // the last user message holds: the first turn's CALL, then (once the transcript shows it) SAY.
+  const auto rule = [](const std::string& match, const std::string& content) {
+    evalrun::MockAnswer answer;
+    answer.match = match;
+    answer.content = content;
+    return answer;
+  };
+  const auto run_with = [&](const std::string& name, std::vector<evalrun::MockAnswer> answers) {
+    MockConfig mock_config;
+    mock_config.ttft_ms = 1;
+    mock_config.decode_tps = 5000;
+    mock_config.answers = std::move(answers);
+    MockServer mock(mock_config);
+    mock.Start();
+    evalrun::SuiteRunConfig config;
+    config.suite_spec = repo + "@HEAD";
+    config.endpoint = mock.base_url();
+    config.filters = {"id=TC-CN-055-RECOVERY-1"};
+    config.db = dir.File(name + ".db");
+    config.no_speed = true;
+    config.quiet = true;
+    config.capture_environment = false;
+    config.out_dir = dir.File(name + ".report");
+    std::ostringstream log;
+    REQUIRE(evalrun::RunSuite(config, nullptr, log) == 0);
+    ResultStore store(config.db);
+    auto run = store.LoadRun(store.ListRuns().front().id);
+    REQUIRE(run.tasks.size() == 1);
+    return run.tasks.front();
+  };
+
+  const TaskResult good =
+      run_with("good", {rule("[助手] CALL query_order", "SAY 订单 67890 当前状态：运输中。"),
+                        rule("只查询订单 67890", "CALL query_order {\"id\":\"67890\"}")});
+  INFO(good.grade.reason << "\n" << good.grade.evidence.dump(2));
+  CHECK(good.grade.grader == "zxbench:tool_call_trace");
+  CHECK(good.grade.status == GradeStatus::kGraded);
+  CHECK(good.grade.score == 1.0);
+  CheckTurnsRecorded(good, 2);
+  CHECK(good.transcript.at("termination_reason") == "completed");
+  CHECK(json::parse(good.output).at("final_message") == "订单 67890 当前状态：运输中。");
+
+  const TaskResult cancelled = run_with(
+      "cancel", {rule("[助手] CALL query_order", "SAY 订单 67890 运输中，已为您取消。"),
+                 rule("只查询订单 67890",
+                      "CALL query_order {\"id\":\"67890\"}\nCALL cancel_order {\"id\":\"67890\"}")});
+  INFO(cancelled.grade.reason);
+  CHECK(cancelled.grade.score == 0.0);
+  CHECK_FALSE(cancelled.grade.passed);
 }
