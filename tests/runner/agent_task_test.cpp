@@ -146,6 +146,23 @@ TEST_CASE("agent tasks: a conversation that fixes the bug resolves the repositor
   const evalrun::Grade again = Regrade(r);
   CHECK(again.status == r.grade.status);
   CHECK(again.score == r.grade.score);
+
+  // A bundle of the run verifies: the stored diff applied to a fresh checkout of the bundled
+  // repository files, the hidden tests run again, the same grade.
+  const std::string db = dir.File("repo-fix.json.db");
+  const std::string run_id = ResultStore(db).ListRuns().front().id;
+  const std::string bundle = dir.File("fix.evalrun.json");
+  const std::string evalrun = EVALRUN_BINARY;
+  REQUIRE(std::system((evalrun + " export " + run_id + " --db " + db + " --out " + bundle +
+                       " 2>/dev/null").c_str()) == 0);
+  const std::string verify_out = dir.File("verify.out");
+  std::system((evalrun + " verify " + bundle + " > " + verify_out + " 2>&1").c_str());
+  std::ifstream in(verify_out);
+  std::stringstream text;
+  text << in.rdbuf();
+  INFO(text.str());
+  CHECK(text.str().find("grades: ok (1 of 1 grades rechecked, all equal)") != std::string::npos);
+  CHECK(text.str().find("hash: ok") != std::string::npos);
 }
 
 TEST_CASE("agent tasks: editing the tests instead of the code does not resolve it",
