@@ -137,6 +137,14 @@ void CheckGraderSpecs(const Suite& suite) {
       throw Error(message + " (evalrun graders lists them)");
     }
     grader->CheckSpec(GraderSpec(task), task.location);
+    if (task.format == "evalrun") {
+      if (task.agent.is_object() && !grader->grades_episode()) {
+        throw Error(where + "task '" + task.id + "': an agent task (agent.kind '" +
+                    task.agent.value("kind", "") + "') is graded by its episode: grader 'world' "
+                    "or 'repo_tests', not '" + type + "'");
+      }
+      grader->CheckAgent(task.agent, task.location);
+    }
   }
 }
 

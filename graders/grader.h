@@ -47,6 +47,12 @@ class Grader {
   // output: a world's calls and final state, a repository's diff), not a model's answer: they
   // get it verbatim in Answer::text, with no think-block extraction and no empty-answer rule.
   virtual bool grades_episode() const { return false; }
+  // Checks the task's `agent` mapping (null when the task has none) when the suite loads; an
+  // agent grader refuses a task without the agent kind it grades. Throws Error naming `where`.
+  virtual void CheckAgent(const nlohmann::json& agent, const SourceLocation& where) const {
+    (void)agent;
+    (void)where;
+  }
 };
 
 // The built-in graders, one table, registered in one constructor; duplicates are a programmer

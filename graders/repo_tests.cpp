@@ -121,6 +121,14 @@ class RepoTestsGrader : public Grader {
   }
   bool grades_episode() const override { return true; }
 
+  void CheckAgent(const nlohmann::json& agent, const SourceLocation& where) const override {
+    // The loader checked the repository mapping itself (tasks/task_yaml.cpp).
+    if (!agent.is_object() || agent.value("kind", "") != "repo") {
+      throw Error(where.ToString() +
+                  ": grader 'repo_tests' grades a repository task: the task needs agent.kind: repo");
+    }
+  }
+
   void CheckSpec(const nlohmann::json& spec, const SourceLocation& where) const override {
     CheckSpecKeys(spec, where, "repo_tests", {});
   }

@@ -105,15 +105,37 @@ class NativeWorldGrader final : public Grader {
     CheckSpecKeys(spec, where, "world", {});
   }
 
+  void CheckAgent(const json& agent, const SourceLocation& where) const override {
+    const std::string at = where.ToString() + ": ";
+    if (!agent.is_object() || agent.value("kind", "") != "world") {
+      throw Error(at + "grader 'world' grades a world task: the task needs agent.kind: world");
+    }
+    if (!agent.contains("world") || !agent["world"].is_object()) {
+      throw Error(at + "agent.world: the world (zx-bench's executionWorld shape) is missing");
+    }
+    zx::WorldConfig config;
+    std::string problem = Parse(agent, config);
+    if (!problem.empty()) throw Error(at + problem);
+  }
+
   Grade Run(const json&, const Answer& answer, const GradeContext& context) const override {
     if (context.agent == nullptr || !context.agent->is_object() ||
         !context.agent->contains("world")) {
       return EnvError("the world grader needs the task's agent.world (the world the episode ran "
                       "in); this task has none");
     }
-    ordered_json entry = {{"id", "agent"}};
-    entry["requirements"]["executionWorld"] = ordered_json::parse((*context.agent)["world"].dump());
     zx::WorldConfig config;
+    if (std::string problem = Parse(*context.agent, config); !problem.empty()) {
+      return EnvError(problem);
+    }
+    return ScoreRecord(config, answer.text, kNativeEvaluator);
+  }
+
+ private:
+  // ParseWorldConfig of agent.world; "" or the problem, named from agent.world.
+  static std::string Parse(const json& agent, zx::WorldConfig& config) {
+    ordered_json entry = {{"id", "agent"}};
+    entry["requirements"]["executionWorld"] = ordered_json::parse(agent["world"].dump());
     try {
       config = zx::ParseWorldConfig(entry);
     } catch (const Error& e) {
@@ -121,9 +143,9 @@ class NativeWorldGrader final : public Grader {
       std::string message = e.what();
       const std::string from = "agent: requirements.executionWorld";
       if (message.rfind(from, 0) == 0) message = "agent.world" + message.substr(from.size());
-      return EnvError(message);
+      return message;
     }
-    return ScoreRecord(config, answer.text, kNativeEvaluator);
+    return "";
   }
 };
 

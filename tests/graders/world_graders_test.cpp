@@ -207,3 +207,50 @@ TEST_CASE("world graders: the native world grader reads agent.world", "[graders]
 
 }  // namespace
 }  // namespace evalrun
+
+namespace evalrun {
+namespace {
+
+// CheckGraderSpecs' message for a one-task suite, or "" when it loads.
+std::string LoadError(const nlohmann::json& grader, const nlohmann::json& agent) {
+  Suite suite;
+  Task task;
+  task.id = "w1";
+  task.grader = grader;
+  task.agent = agent;
+  task.location = {"s/world.yaml", 4, 5};
+  suite.tasks.push_back(task);
+  try {
+    CheckGraderSpecs(suite);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_CASE("world grader: the task's agent mapping is checked when the suite loads",
+          "[graders][world]") {
+  const nlohmann::json world = {
+      {"maxTurns", 2},
+      {"initialState", {{"n", 0}}},
+      {"tools", {{{"name", "bump"}, {"kind", "script"}, {"script", "state['n'] += 1"}}}},
+      {"requiredCalls", {{{"tool", "bump"}}}}};
+  CHECK(LoadError({{"type", "world"}}, {{"kind", "world"}, {"world", world}}) == "");
+  CHECK(LoadError({{"type", "world"}}, nullptr) ==
+        "s/world.yaml:4:5: grader 'world' grades a world task: the task needs agent.kind: world");
+  CHECK(LoadError({{"type", "world"}}, {{"kind", "world"}}) ==
+        "s/world.yaml:4:5: agent.world: the world (zx-bench's executionWorld shape) is missing");
+  nlohmann::json twice = world;
+  twice["tools"].push_back(twice["tools"][0]);
+  CHECK_THAT(LoadError({{"type", "world"}}, {{"kind", "world"}, {"world", twice}}),
+             Catch::StartsWith("s/world.yaml:4:5: agent.world.tools"));
+  CHECK(LoadError({{"type", "answer_line"}, {"answer", "4"}}, {{"kind", "world"}, {"world", world}}) ==
+        "s/world.yaml:4:5: task 'w1': an agent task (agent.kind 'world') is graded by its "
+        "episode: grader 'world' or 'repo_tests', not 'answer_line'");
+  CHECK(LoadError({{"type", "repo_tests"}}, {{"kind", "world"}, {"world", world}}) ==
+        "s/world.yaml:4:5: grader 'repo_tests' grades a repository task: the task needs "
+        "agent.kind: repo");
+}
+
+}  // namespace
+}  // namespace evalrun
