@@ -100,6 +100,26 @@ TEST_CASE("validate-task: the shipped repository task is valid", "[validate_task
   CHECK_THAT(v.out, Catch::EndsWith("task minicalc-left-associative is valid\n"));
 }
 
+TEST_CASE("validate-task: the task read from a commit (PATH@REV) is valid too",
+          "[validate_task][sandbox]") {
+  if (!HaveBubblewrap()) return;
+  // The repository folder then comes from the commit's tree (GitTreeFiles::ListTree), not disk.
+  SuiteCopy copy;
+  const std::string git = "cd " + copy.path.string() +
+                          " && git init -q && git add -A && git -c user.name=t -c "
+                          "user.email=t@t commit -qm suite && echo changed >> repos/minicalc/"
+                          "README.md";
+  REQUIRE(std::system(git.c_str()) == 0);
+  // The work tree's edit is not what the commit holds: the pinned suite still validates.
+  const Result v = Evalrun("validate-task " + copy.path.string() + "@HEAD --task " + kTask);
+  INFO(v.out << v.err);
+  CHECK(v.code == 0);
+  CHECK_THAT(v.out, Catch::EndsWith("task minicalc-left-associative is valid\n"));
+  const Result disk = Evalrun("validate-task " + copy.path.string() + " --task " + kTask);
+  CHECK(disk.code == 2);
+  CHECK_THAT(disk.err, Catch::Contains("agent.repo.base_tree: the folder repos/minicalc has tree"));
+}
+
 TEST_CASE("validate-task: a gold patch that does not fix the bug fails with exit 3",
           "[validate_task][sandbox]") {
   if (!HaveBubblewrap()) return;
