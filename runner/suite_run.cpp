@@ -300,6 +300,11 @@ class Scheduler {
     const double total = static_cast<double>(wall_ns_) * config_.concurrency;
     return total > 0 ? static_cast<double>(own_ns_.load()) / total : 0;
   }
+  // The part of OwnTimeFraction spent running agent tasks' tools.
+  double ToolsTimeFraction() const {
+    const double total = static_cast<double>(wall_ns_) * config_.concurrency;
+    return total > 0 ? static_cast<double>(tools_ns_.load()) / total : 0;
+  }
   std::vector<double> CommitMs() const {
     std::lock_guard lock(stats_mutex_);
     return commit_ms_;
@@ -467,6 +472,17 @@ class Scheduler {
     AgentTaskOptions options;
     options.text_format = config_.tool_format;
     AgentTaskOutcome outcome = RunAgentTask(task, chat, send, GradeContextFor(), options);
+    // The agent's tools (sandboxed commands, world scripts) run on evalrun's side: counted apart
+    // so the overhead line can say how much of evalrun's time they were.
+    if (outcome.transcript.is_object() && outcome.transcript.contains("turns")) {
+      double tools_ms = 0;
+      for (const json& turn : outcome.transcript["turns"]) {
+        if (turn.contains("tools_ms") && turn["tools_ms"].is_number()) {
+          tools_ms += turn["tools_ms"].get<double>();
+        }
+      }
+      tools_ns_ += static_cast<int64_t>(tools_ms * 1e6);
+    }
     if (stopped == Failure::kCancelled) {
       own_ns_ += NanosBetween(t_start, Clock::now()) - model_ns - slept_ns;
       return;
@@ -581,6 +597,7 @@ class Scheduler {
   std::atomic<bool> endpoint_gone_{false};
   std::atomic<int64_t> env_errors_{0};
   std::atomic<int64_t> own_ns_{0};
+  std::atomic<int64_t> tools_ns_{0};  // agent tools' share of own_ns_
   int64_t wall_ns_ = 0;
 
   std::mutex wait_mutex_;
@@ -841,11 +858,16 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
     const std::vector<double> commits = scheduler.CommitMs();
     if (!commits.empty()) {
       const Summary s = Summarize(commits);
-      char line[200];
+      char line[300];
+      const double tools = scheduler.ToolsTimeFraction();
+      char tools_part[80] = "";
+      if (tools > 0) {
+        std::snprintf(tools_part, sizeof tools_part, ", of which agent tools %.2f%%", 100 * tools);
+      }
       std::snprintf(line, sizeof line,
                     "client overhead: %.2f%% of worker time outside the model (scheduling, "
-                    "grading, storing); task commit median %.3f ms, p99 %.3f ms",
-                    100 * scheduler.OwnTimeFraction(), s.median, s.p99);
+                    "grading, storing%s); task commit median %.3f ms, p99 %.3f ms",
+                    100 * scheduler.OwnTimeFraction(), tools_part, s.median, s.p99);
       store.AddEvent(run_id, "stats", line);
       if (!config.quiet) log << "evalrun: " << line << std::endl;
     }

@@ -151,6 +151,14 @@ TEST_CASE("agent tasks: a conversation that fixes the bug resolves the repositor
   // repository files, the hidden tests run again, the same grade.
   const std::string db = dir.File("repo-fix.json.db");
   const std::string run_id = ResultStore(db).ListRuns().front().id;
+  // The run's overhead line says how much of evalrun's own time the agent's tools took.
+  std::string stats;
+  for (const auto& e : ResultStore(db).LoadRun(run_id).events) {
+    if (e.kind == "stats") stats = e.message;
+  }
+  CHECK_THAT(stats, Catch::Matches("client overhead: [0-9.]+% of worker time outside the model "
+                                   "\\(scheduling, grading, storing, of which agent tools "
+                                   "[0-9.]+%\\); .*"));
   const std::string bundle = dir.File("fix.evalrun.json");
   const std::string evalrun = EVALRUN_BINARY;
   REQUIRE(std::system((evalrun + " export " + run_id + " --db " + db + " --out " + bundle +
