@@ -7,8 +7,10 @@
 // world, ScoreWorldEpisode. The spec reaches them as nlohmann::json (sorted keys); the world is
 // converted to ordered_json, and scoring compares object keys as sets, so key order changes no
 // score.
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -109,6 +111,23 @@ class NativeWorldGrader final : public Grader {
     const std::string at = where.ToString() + ": ";
     if (!agent.is_object() || agent.value("kind", "") != "world") {
       throw Error(at + "grader 'world' grades a world task: the task needs agent.kind: world");
+    }
+    const std::vector<std::string> keys = {"kind", "world", "max_turns", "wall_s"};
+    for (const auto& [key, value] : agent.items()) {
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+        const std::string best = ClosestMatch(key, keys);
+        throw Error(at + "agent." + key + ": unknown key" +
+                    (best.empty() ? "" : ", did you mean '" + best + "'?") +
+                    " (a world task has kind, world, max_turns, wall_s)");
+      }
+    }
+    if (agent.contains("max_turns") &&
+        (!agent["max_turns"].is_number_integer() || agent["max_turns"].get<int64_t>() < 1)) {
+      throw Error(at + "agent.max_turns: expected a whole number of turns, at least 1");
+    }
+    if (agent.contains("wall_s") &&
+        (!agent["wall_s"].is_number() || !(agent["wall_s"].get<double>() > 0))) {
+      throw Error(at + "agent.wall_s: expected a number of seconds above 0");
     }
     if (!agent.contains("world") || !agent["world"].is_object()) {
       throw Error(at + "agent.world: the world (zx-bench's executionWorld shape) is missing");

@@ -218,11 +218,20 @@ bool IsAgentTask(const Task& task) {
 AgentTaskOutcome RunAgentTask(const Task& task, const ChatRequest& base, const AgentSend& send,
                               const GradeContext& context, const AgentTaskOptions& options) {
   if (!task.skip_reason.empty()) return Skipped(task, task.skip_reason);
-  if (task.format == "zxbench") return RunZxWorld(task, base, send, context);
-  const std::string kind = AgentKind(task);
-  if (kind == "world") return RunNativeWorld(task, base, send, context, options);
-  if (kind == "repo") return RunRepo(task, base, send, context, options);
-  return Skipped(task, "agent kind '" + kind + "' is not known to this evalrun");
+  try {
+    if (task.format == "zxbench") return RunZxWorld(task, base, send, context);
+    const std::string kind = AgentKind(task);
+    if (kind == "world") return RunNativeWorld(task, base, send, context, options);
+    if (kind == "repo") return RunRepo(task, base, send, context, options);
+    return Skipped(task, "agent kind '" + kind + "' is not known to this evalrun");
+  } catch (const std::exception& e) {
+    // Loading checked the task, so this is evalrun's own failure: the task is not scored, and
+    // the run goes on.
+    AgentTaskOutcome out = Skipped(task, std::string("evalrun failed running the episode: ") +
+                                             e.what());
+    out.grade.status = GradeStatus::kEnvError;
+    return out;
+  }
 }
 
 }  // namespace evalrun

@@ -240,6 +240,13 @@ TEST_CASE("world grader: the task's agent mapping is checked when the suite load
         "s/world.yaml:4:5: grader 'world' grades a world task: the task needs agent.kind: world");
   CHECK(LoadError({{"type", "world"}}, {{"kind", "world"}}) ==
         "s/world.yaml:4:5: agent.world: the world (zx-bench's executionWorld shape) is missing");
+  CHECK(LoadError({{"type", "world"}}, {{"kind", "world"}, {"world", world}, {"max_turns", "8"}}) ==
+        "s/world.yaml:4:5: agent.max_turns: expected a whole number of turns, at least 1");
+  CHECK(LoadError({{"type", "world"}}, {{"kind", "world"}, {"world", world}, {"wall_s", 0}}) ==
+        "s/world.yaml:4:5: agent.wall_s: expected a number of seconds above 0");
+  CHECK(LoadError({{"type", "world"}}, {{"kind", "world"}, {"world", world}, {"max_turn", 8}}) ==
+        "s/world.yaml:4:5: agent.max_turn: unknown key, did you mean 'max_turns'? (a world task "
+        "has kind, world, max_turns, wall_s)");
   nlohmann::json twice = world;
   twice["tools"].push_back(twice["tools"][0]);
   CHECK_THAT(LoadError({{"type", "world"}}, {{"kind", "world"}, {"world", twice}}),
