@@ -40,6 +40,12 @@ SandboxResult RunIn(const RepoWorkspace& workspace, const Sandbox& sandbox,
   return sandbox.Run(run);
 }
 
+// The sandbox itself failed (it reports with exit 127 and "evalrun sandbox: ..."), as opposed to
+// the command.
+bool SandboxFailed(const SandboxResult& result) {
+  return result.exit_code == 127 && result.stderr_text.rfind("evalrun sandbox: ", 0) == 0;
+}
+
 }  // namespace
 
 bool RepoTestRun::AllPass(const std::map<std::string, std::string>& statuses) const {
@@ -50,12 +56,18 @@ bool RepoTestRun::AllPass(const std::map<std::string, std::string>& statuses) co
 RepoTestRun RunRepoTests(const RepoTask& task, RepoWorkspace& workspace,
                          const ReadSuiteFile& read_file, const Sandbox& sandbox) {
   RepoTestRun out;
-  for (const std::string& path : task.protected_paths) workspace.Restore(path);
+  try {
+    for (const std::string& path : task.protected_paths) workspace.Restore(path);
+    for (const RepoHiddenTest& hidden : task.hidden_tests) workspace.Restore(hidden.to);
+  } catch (const Error& e) {
+    out.invalid = std::string("cannot restore the protected paths: ") + e.what();
+    return out;
+  }
   for (const RepoHiddenTest& hidden : task.hidden_tests) {
-    workspace.Restore(hidden.to);
     const std::optional<std::string> bytes = read_file(hidden.from);
     if (!bytes) {
       out.invalid = "the hidden test '" + hidden.from + "' cannot be read from the suite";
+      out.infrastructure = true;
       return out;
     }
     try {
@@ -71,6 +83,7 @@ RepoTestRun RunRepoTests(const RepoTask& task, RepoWorkspace& workspace,
     if (setup.timed_out || setup.exit_code != 0) {
       out.timed_out = setup.timed_out;
       out.log = setup.stdout_text + setup.stderr_text;
+      out.infrastructure = SandboxFailed(setup);
       out.invalid = setup.timed_out ? "setup ran out of time"
                                     : "setup failed with exit code " + std::to_string(setup.exit_code);
       return out;
@@ -80,6 +93,11 @@ RepoTestRun RunRepoTests(const RepoTask& task, RepoWorkspace& workspace,
   out.exit_code = result.exit_code;
   out.timed_out = result.timed_out;
   out.log = result.stdout_text + result.stderr_text;
+  if (SandboxFailed(result)) {
+    out.invalid = "the sandbox could not run '" + task.test_cmd + "': " + result.stderr_text;
+    out.infrastructure = true;
+    return out;
+  }
   const LogParser parser = ParseLogParserName(task.log_parser).value_or(LogParser::kExitCode);
   out.tests = ParseTestLog(out.log, parser, result.exit_code);
   for (const std::string& name : task.fail_to_pass) out.fail_to_pass[name] = StatusOf(out.tests, name);
@@ -184,8 +202,12 @@ class RepoTestsGrader : public Grader {
       const RepoTestRun run = RunRepoTests(task, *workspace, context.read_file, *sandbox);
       grade.evidence.update(RepoTestEvidence(run));
       if (!run.invalid.empty()) {
-        grade.status = GradeStatus::kEnvError;
-        grade.reason = "invalid run: " + run.invalid;
+        // After the agent's diff, a run that says nothing is the change's doing (code that exits
+        // at import, tests folder replaced): not resolved. Only evalrun's own failures are
+        // env_error, left out of the score.
+        grade.status = run.infrastructure ? GradeStatus::kEnvError : GradeStatus::kGraded;
+        grade.reason = (run.infrastructure ? "invalid run: " : "not resolved: invalid run: ") +
+                       run.invalid;
         return grade;
       }
       if (run.timed_out) {

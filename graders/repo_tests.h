@@ -19,8 +19,13 @@ namespace evalrun {
 struct RepoTestRun {
   // Non-empty: the tests could not be run or their run says nothing (setup failed, a hidden
   // test file is missing, no test in the log, a failing exit with no failed test): an invalid
-  // run, neither a pass nor a fail.
+  // run, not a pass. validate-task reports it as such; the grader counts it as not resolved
+  // (score 0) when the agent's change can have caused it, and as env_error only when evalrun's
+  // side failed (`infrastructure`).
   std::string invalid;
+  // The invalid run is evalrun's or the suite's failure, not the code's: a hidden test missing
+  // from the suite, the sandbox failing to start.
+  bool infrastructure = false;
   bool timed_out = false;  // setup or test_cmd ran out of wall time
   int exit_code = -1;      // of test_cmd
   std::string log;         // test_cmd's stdout and stderr, interleaved (2>&1)
@@ -35,8 +40,9 @@ struct RepoTestRun {
 // Restores `task.protected_paths` and every hidden-test destination in `workspace` from the
 // base, writes the hidden tests (read through `read_file`), then runs `setup` (when given) and
 // `test_cmd` with `bash -c` in `sandbox` (workspace bound at /work, .git read-only; wall clock
-// and CPU task.limits.wall_s each, 2 GiB of address space). Never throws for what the code does;
-// throws Error for a path Restore refuses (a programmer error: the loader checked them).
+// and CPU task.limits.wall_s each, 2 GiB of address space). Never throws for what the code does:
+// a protected path or hidden-test destination the agent's change made unrestorable (a folder on
+// the way replaced by a file or a link) is an invalid run.
 RepoTestRun RunRepoTests(const RepoTask& task, RepoWorkspace& workspace,
                          const ReadSuiteFile& read_file, const Sandbox& sandbox);
 

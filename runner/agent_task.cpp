@@ -173,7 +173,11 @@ AgentTaskOutcome RunRepo(const Task& task, const ChatRequest& base, const AgentS
     repo = ParseRepoTask(task.agent);
     workspace = RepoWorkspace::Create(repo, context.read_file);
   } catch (const Error& e) {
-    return Skipped(task, std::string("cannot set up the repository: ") + e.what());
+    // The task was checked at load: failing here is the machine's (a clone, a disk), not the
+    // model's: env_error, left out of the score and shown in coverage.
+    AgentTaskOutcome out = Skipped(task, std::string("cannot set up the repository: ") + e.what());
+    out.grade.status = GradeStatus::kEnvError;
+    return out;
   }
   RepoTools tools(repo, *workspace, *context.sandbox);
   ChatRequest request = base;
@@ -183,7 +187,9 @@ AgentTaskOutcome RunRepo(const Task& task, const ChatRequest& base, const AgentS
   loop_options.limits.max_steps = repo.limits.steps;
   loop_options.limits.max_total_tokens = repo.limits.tokens;
   loop_options.limits.wall_s = repo.limits.wall_s;
-  loop_options.limits.max_observation_bytes = repo.limits.observation_bytes;
+  // The tools cut their output to the task's limit with their own note; the loop's cut is only a
+  // backstop, with room for that note, so nothing is cut twice.
+  loop_options.limits.max_observation_bytes = repo.limits.observation_bytes + 256;
   const AgentModel model = [&](const ChatRequest& r, double remaining_s) {
     return send(r, remaining_s);
   };
@@ -192,6 +198,12 @@ AgentTaskOutcome RunRepo(const Task& task, const ChatRequest& base, const AgentS
   if (!loop.requests.empty()) {
     out.reasoning = loop.requests.back().reasoning;
     out.finish_reason = loop.requests.back().finish_reason;
+  }
+  if (options.abandoned && options.abandoned()) {
+    // Not graded: running the tests would only delay the stop.
+    out.transcript = std::move(loop.transcript);
+    out.grade = Skipped(task, "the episode was abandoned").grade;
+    return out;
   }
   json record;
   try {

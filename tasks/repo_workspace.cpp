@@ -380,6 +380,26 @@ std::unique_ptr<RepoWorkspace> RepoWorkspace::Create(const RepoTask& task,
 }
 
 RepoDiff RepoWorkspace::Diff() const {
+  // The agent may have left files or folders it made unreadable (chmod 000): give their owner
+  // read (and folders search) back, links untouched, so the diff sees everything.
+  std::error_code ec;
+  fs::permissions(impl_->root, fs::perms::owner_read | fs::perms::owner_exec,
+                  fs::perm_options::add, ec);
+  for (auto it = fs::recursive_directory_iterator(impl_->root, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->path().filename() == ".git") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    const fs::file_status status = it->symlink_status(ec);
+    if (ec || fs::is_symlink(status)) continue;
+    const fs::perms wanted = fs::is_directory(status)
+                                 ? fs::perms::owner_read | fs::perms::owner_exec
+                                 : fs::perms::owner_read;
+    if ((status.permissions() & wanted) != wanted) {
+      fs::permissions(it->path(), wanted, fs::perm_options::add | fs::perm_options::nofollow, ec);
+    }
+  }
   git_diff_options options = GIT_DIFF_OPTIONS_INIT;
   options.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
                   GIT_DIFF_SHOW_UNTRACKED_CONTENT | GIT_DIFF_INCLUDE_TYPECHANGE;

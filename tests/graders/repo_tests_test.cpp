@@ -162,32 +162,51 @@ TEST_CASE("repo_tests: a diff that does not apply is graded 0 with the reason",
   CHECK(grade.evidence["diff_applied"] == false);
 }
 
-TEST_CASE("repo_tests: a run that says nothing is invalid, not a pass or a fail",
+TEST_CASE("repo_tests: a run that says nothing is invalid: not resolved, never a pass",
           "[repo_tests][sandbox]") {
   if (!HaveBubblewrap()) return;
   Fixture f;
+  // After the agent's diff, a run that says nothing can be the change's doing, so it counts as
+  // not resolved (score 0) rather than leaving the task out of the score as env_error would.
   SECTION("no tests in the log") {
     f.task.agent["test_cmd"] = "echo nothing here";
     const Grade grade = f.GradeDiff("");
-    CHECK(grade.status == GradeStatus::kEnvError);
+    CHECK(grade.status == GradeStatus::kGraded);
     CHECK_FALSE(grade.passed);
+    CHECK(grade.score == 0);
     CHECK(grade.reason ==
-          "invalid run: no test results in the log of 'echo nothing here' (exit code 0, log "
-          "parser unittest)");
+          "not resolved: invalid run: no test results in the log of 'echo nothing here' (exit "
+          "code 0, log parser unittest)");
+  }
+  SECTION("code that exits at import leaves no test in the log") {
+    const std::string diff = f.DiffAfter([](const fs::path& root) {
+      Write(root / "calc.py", "import os\nos._exit(0)\n");
+    });
+    const Grade grade = f.GradeDiff(diff);
+    CHECK(grade.status == GradeStatus::kGraded);
+    CHECK(grade.score == 0);
+    CHECK_THAT(grade.reason, Catch::StartsWith("not resolved: invalid run: "));
   }
   SECTION("a failing exit with no failed test") {
     f.task.agent["test_cmd"] = "python3 -m unittest -v tests.test_calc; exit 4";
     const Grade grade = f.GradeDiff("");
-    CHECK(grade.status == GradeStatus::kEnvError);
+    CHECK(grade.status == GradeStatus::kGraded);
     CHECK(grade.reason ==
-          "invalid run: 'python3 -m unittest -v tests.test_calc; exit 4' exited with code 4 but no "
-          "test failed");
+          "not resolved: invalid run: 'python3 -m unittest -v tests.test_calc; exit 4' exited "
+          "with code 4 but no test failed");
   }
   SECTION("setup fails") {
     f.task.agent["setup"] = "exit 7";
     const Grade grade = f.GradeDiff("");
+    CHECK(grade.status == GradeStatus::kGraded);
+    CHECK(grade.reason == "not resolved: invalid run: setup failed with exit code 7");
+  }
+  SECTION("a hidden test missing from the suite is evalrun's side: env_error") {
+    f.suite.erase("files/test_hidden.py");
+    const Grade grade = f.GradeDiff("");
     CHECK(grade.status == GradeStatus::kEnvError);
-    CHECK(grade.reason == "invalid run: setup failed with exit code 7");
+    CHECK(grade.reason ==
+          "invalid run: the hidden test 'files/test_hidden.py' cannot be read from the suite");
   }
 }
 
