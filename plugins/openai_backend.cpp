@@ -272,8 +272,10 @@ void ChatStreamReader::ApplyRareFields() {
   }
 }
 
-// Tool-call fragments come in a few events per call, not on every token of plain answers: they
-// are parsed with nlohmann only when the chunk has them; argument text is appended in place.
+// Tool-call fragments are parsed with nlohmann only when a chunk has them, so plain answers never
+// pay for it; argument text is appended in place. Servers stream a call's arguments a piece per
+// event, so an agent turn that writes a long call does parse each piece (a small array): a
+// dedicated scanner in ChunkReader would remove that if it ever shows in a profile.
 void ChatStreamReader::ReadToolCallFragments() {
   const std::string_view text = fields_.tool_calls_json;
   const auto array = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);

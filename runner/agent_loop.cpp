@@ -13,11 +13,13 @@
 //   arguments "{}": servers parse arguments to render the template (llama.cpp fails the whole
 //   request on invalid JSON there); the tool message answering it names the problem.
 // - Arguments that are empty or only whitespace are read as {} (servers send that for a tool
-//   without parameters).
+//   without parameters) and sent back as "{}"; good arguments go back exactly as written.
 // - Token counting uses RequestRecord::completion_tokens() (usage when reported, else text events,
-//   as core/metrics.h counts): without usage, native tool-call fragments are not counted.
-// - The wall budget is checked before each model turn; a request that ends in a timeout ends the
-//   episode with `timeout`. A submit wins over every other ending of the same turn.
+//   tool-call fragments included, as core/metrics.h counts). A spent token budget ends the
+//   episode `truncated` before a request would ask for max_tokens 0.
+// - The wall budget is checked before each model turn and before each call; calls left when it
+//   runs out are answered "not run" and the episode ends with `timeout`, as does a request that
+//   times out. A submit wins over every other ending of the same turn.
 #include "runner/agent_loop.h"
 
 #include <algorithm>
@@ -232,6 +234,10 @@ AgentLoopResult RunAgentLoop(const ChatRequest& base, AgentTools& tools, const A
     request.max_tokens = base.max_tokens;
     if (limits.max_total_tokens >= 0) {
       const int64_t left = std::max<int64_t>(0, limits.max_total_tokens - out.completion_tokens);
+      if (left == 0) {  // never ask for max_tokens 0 (servers refuse it)
+        out.termination_reason = "truncated";
+        break;
+      }
       request.max_tokens = base.max_tokens < 0 ? left : std::min(base.max_tokens, left);
     }
 
@@ -323,7 +329,13 @@ AgentLoopResult RunAgentLoop(const ChatRequest& base, AgentTools& tools, const A
             {{"id", call.id},
              {"type", "function"},
              {"function",
-              {{"name", call.name}, {"arguments", problems[i].empty() ? call.arguments : "{}"}}}});
+              {{"name", call.name},
+               // As the model wrote them (the server's prompt cache then matches), except blank
+               // arguments (counted as {}): "{}", JSON servers can parse to render the template.
+               {"arguments", problems[i].empty() && call.arguments.find_first_not_of(
+                                                        " \t\r\n") != std::string::npos
+                                 ? call.arguments
+                                 : "{}"}}}});
       }
       if (content.empty()) assistant["content"] = nullptr;
       assistant["tool_calls"] = std::move(wire);
@@ -334,6 +346,7 @@ AgentLoopResult RunAgentLoop(const ChatRequest& base, AgentTools& tools, const A
     std::string text_results;  // text calls: one user message of <tool_response> blocks
     std::string format_problems;
     bool submitted = false;
+    bool out_of_time = false;
     for (size_t i = 0; i < calls.calls.size() && !submitted; ++i) {
       const ToolCall& call = calls.calls[i];
       json entry = {{"id", call.id},
@@ -347,6 +360,14 @@ AgentLoopResult RunAgentLoop(const ChatRequest& base, AgentTools& tools, const A
         entry["ok"] = false;
         entry["submitted"] = false;
         entry["format_error"] = problems[i];
+        entry["record"] = nullptr;
+        entry["elapsed_ms"] = 0.0;
+      } else if (NanosToSeconds(NanosBetween(t0, Clock::now())) >= limits.wall_s) {
+        // The episode's wall budget ran out during this turn's calls: the rest are not run.
+        out_of_time = true;
+        observation = "not run: the episode's time is up";
+        entry["ok"] = false;
+        entry["submitted"] = false;
         entry["record"] = nullptr;
         entry["elapsed_ms"] = 0.0;
       } else {
@@ -382,6 +403,10 @@ AgentLoopResult RunAgentLoop(const ChatRequest& base, AgentTools& tools, const A
 
     if (submitted) {
       end_turn("completed");
+      break;
+    }
+    if (out_of_time) {
+      end_turn("timeout");
       break;
     }
     if (!format_problems.empty()) {

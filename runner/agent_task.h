@@ -35,6 +35,9 @@ using AgentSend = std::function<RequestRecord(const ChatRequest& request, double
 
 struct AgentTaskOptions {
   ToolCallFormat text_format = ToolCallFormat::kAuto;  // tool calls written as text (--tool-format)
+  // True once the episode's result will be thrown away (Ctrl-C, the endpoint failed for good):
+  // grading that would run tests is then skipped. Null: never.
+  std::function<bool()> abandoned;
 };
 
 struct AgentTaskOutcome {

@@ -471,6 +471,7 @@ class Scheduler {
     };
     AgentTaskOptions options;
     options.text_format = config_.tool_format;
+    options.abandoned = [&stopped] { return stopped != Failure::kNone; };
     AgentTaskOutcome outcome = RunAgentTask(task, chat, send, GradeContextFor(), options);
     // The agent's tools (sandboxed commands, world scripts) run on evalrun's side: counted apart
     // so the overhead line can say how much of evalrun's time they were.

@@ -3,6 +3,7 @@
 #include "runner/agent_loop.h"
 
 #include <chrono>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ class FakeTools : public AgentTools {
       outcome.observation = "ran: " + command;
       if (command == "big") outcome.observation = std::string(50, 'a') + std::string(50, 'z');
       if (command == "binary") outcome.observation = "a\xFF\xC3" "b\xED\xA0\x80";
+      if (command == "sleep") std::this_thread::sleep_for(std::chrono::milliseconds(150));
       outcome.ok = command != "fail";
       outcome.record = {{"exit_code", outcome.ok ? 0 : 1}};
     } else {
@@ -322,6 +324,43 @@ TEST_CASE("agent_loop: step and token budgets", "[agent_loop]") {
     CHECK(model.seen[0].max_tokens == 100);  // min(base 500, 100 left)
     CHECK(model.seen[1].max_tokens == 60);
     CHECK(model.seen[2].max_tokens == 20);
+  }
+  SECTION("a budget spent by a malformed turn ends it before asking for max_tokens 0") {
+    model.replies = {Reply("<tool_call>\n<function=bash>\n", {}, "", 100)};
+    AgentLoopOptions options;
+    options.limits.max_total_tokens = 100;
+    const AgentLoopResult r = Run(model, tools, options);
+    CHECK(r.termination_reason == "truncated");
+    CHECK(r.format_errors == 1);
+    REQUIRE(model.seen.size() == 1);
+  }
+  SECTION("the wall budget also stops the calls of a turn: the rest are not run") {
+    model.replies = {Reply("", {Call("c1", "bash", R"({"command": "sleep"})"),
+                                Call("c2", "bash", R"({"command": "sleep"})"),
+                                Call("c3", "bash", R"({"command": "sleep"})"),
+                                Call("c4", "bash", R"({"command": "sleep"})")})};
+    AgentLoopOptions options;
+    options.limits.wall_s = 0.2;
+    const AgentLoopResult r = Run(model, tools, options);
+    CHECK(r.termination_reason == "timeout");
+    // Started at 0 ms and (unless the machine stalls) 150 ms; at 300 ms the budget is gone.
+    CHECK(tools.calls.size() >= 1);
+    CHECK(tools.calls.size() <= 2);
+    const json& calls = r.transcript["turns"][0]["calls"];
+    REQUIRE(calls.size() == 4);
+    CHECK(calls[3]["observation"] == "not run: the episode's time is up");
+    CHECK(calls[3]["ok"] == false);
+  }
+  SECTION("arguments go back as written, blank ones as {}") {
+    model.replies = {Reply("", {Call("c1", "bash", R"({ "command" :  "ls" })"),
+                                Call("c2", "bash", "  ")}),
+                     Reply("", {Call("c3", "submit", "")})};
+    Run(model, tools);
+    REQUIRE(model.seen.size() == 2);
+    const json& messages = model.seen[1].messages;
+    const json& assistant = messages[messages.size() - 3];  // then two tool messages
+    CHECK(assistant["tool_calls"][0]["function"]["arguments"] == R"({ "command" :  "ls" })");
+    CHECK(assistant["tool_calls"][1]["function"]["arguments"] == "{}");
   }
   SECTION("without usage, the text events count") {
     RequestRecord reply = Reply("", {Call("c1", "bash", R"({"command": "ls"})")});
