@@ -766,7 +766,9 @@ class BubblewrapSandbox : public Sandbox {
     std::vector<std::string> args = {
         "bwrap",         "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
         "--new-session", "--hostname",    "sandbox",        "--clearenv"};
-    for (const auto& variable : SandboxEnv("/work")) {
+    // HOME outside a workspace that outlives the run: nothing the code's tools write to HOME
+    // (caches, user site-packages) becomes part of an agent's change.
+    for (const auto& variable : SandboxEnv(run.workspace.empty() ? "/work" : "/tmp")) {
       const size_t eq = variable.find('=');
       args.insert(args.end(), {"--setenv", variable.substr(0, eq), variable.substr(eq + 1)});
     }

@@ -253,14 +253,21 @@ ResultStore::ResultStore(const std::string& path) : impl_(std::make_unique<Impl>
     }
   } else if (version == 1) {
     // Version 2 only added task_results.transcript (agent tasks), with a default: additive.
-    impl_->Exec("BEGIN IMMEDIATE");
     try {
-      impl_->Exec("ALTER TABLE task_results ADD COLUMN transcript TEXT NOT NULL DEFAULT 'null'");
-      impl_->Exec("PRAGMA user_version = 2");
+      impl_->Exec("BEGIN IMMEDIATE");
+    } catch (const Error& e) {
+      throw Error(path + ": cannot upgrade the results database from schema 1 to 2: " + e.what());
+    }
+    try {
+      // Another evalrun may have upgraded it while this one waited for the lock.
+      if (impl_->Scalar("PRAGMA user_version") == 1) {
+        impl_->Exec("ALTER TABLE task_results ADD COLUMN transcript TEXT NOT NULL DEFAULT 'null'");
+        impl_->Exec("PRAGMA user_version = 2");
+      }
       impl_->Exec("COMMIT");
-    } catch (...) {
+    } catch (const Error& e) {
       impl_->Exec("ROLLBACK");
-      throw;
+      throw Error(path + ": cannot upgrade the results database from schema 1 to 2: " + e.what());
     }
   } else if (version != kStoreSchemaVersion) {
     throw Error(path + ": results database schema version " + std::to_string(version) +

@@ -478,6 +478,15 @@ json ParseRepoAgent(const std::string& file, const YAML::Node& node, const TaskC
       if (!to) Fail(file, item, "agent.hidden_tests: missing required field 'to'");
       RequireSuiteFile(file, from->value, "agent.hidden_tests.from", context, &task->files);
       RequireRepoPath(file, to->value, "agent.hidden_tests.to");
+      // A hidden test inside the repository folder would be in the agent's workspace.
+      if (path != nullptr && !url) {
+        const std::string folder = path->value.Scalar() + "/";
+        if (from->value.Scalar().rfind(folder, 0) == 0) {
+          Fail(file, from->value, "agent.hidden_tests.from: '" + from->value.Scalar() +
+                                      "' is inside the repository folder, where the agent would "
+                                      "see it; keep hidden tests outside it (files/...)");
+        }
+      }
     }
   }
   if (const Entry* e = fields.Find("protected")) {

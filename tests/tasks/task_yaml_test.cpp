@@ -635,6 +635,9 @@ TEST_CASE("task yaml: repository task errors name file:line:column of the key", 
         "s/suite.yaml:12:19: unknown log_parser 'unitest', did you mean 'unittest'?");
   CHECK(error({{"hidden_tests", "hidden_tests: [{from: files/gone.py, to: tests/h.py}]"}}) ==
         "s/suite.yaml:13:29: agent.hidden_tests.from: file 'files/gone.py' not found in the suite");
+  CHECK(error({{"hidden_tests", "hidden_tests: [{from: repos/m/calc.py, to: tests/h.py}]"}}) ==
+        "s/suite.yaml:13:29: agent.hidden_tests.from: 'repos/m/calc.py' is inside the repository "
+        "folder, where the agent would see it; keep hidden tests outside it (files/...)");
   CHECK(error({{"hidden_tests", "hidden_tests: [{from: files/hidden.py, to: ../h.py}]"}}) ==
         "s/suite.yaml:13:50: agent.hidden_tests.to: '../h.py' must be a path relative to the "
         "repository root, without '..'");
