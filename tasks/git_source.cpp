@@ -1,6 +1,5 @@
 #include "tasks/git_source.h"
 
-#include <git2.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -14,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/sha256.h"
+#include "tasks/git_handles.h"
 
 namespace evalrun {
 namespace {
@@ -24,50 +24,7 @@ namespace fs = std::filesystem;
 // tasks/ may not include plugins/).
 constexpr const char* kZxBankPath = "data/scenarios/benchmark.json";
 
-// ---- One RAII owner per libgit2 handle (STYLE.md 11) ----------------------------------------
-
-template <auto Free>
-struct GitDeleter {
-  template <typename T>
-  void operator()(T* handle) const {
-    Free(handle);
-  }
-};
-using RepoPtr = std::unique_ptr<git_repository, GitDeleter<git_repository_free>>;
-using ObjectPtr = std::unique_ptr<git_object, GitDeleter<git_object_free>>;
-using CommitPtr = std::unique_ptr<git_commit, GitDeleter<git_commit_free>>;
-using TreePtr = std::unique_ptr<git_tree, GitDeleter<git_tree_free>>;
-using TreeEntryPtr = std::unique_ptr<git_tree_entry, GitDeleter<git_tree_entry_free>>;
-using BlobPtr = std::unique_ptr<git_blob, GitDeleter<git_blob_free>>;
-using RemotePtr = std::unique_ptr<git_remote, GitDeleter<git_remote_free>>;
-
-// A git_buf that disposes of itself.
-struct GitBuf {
-  git_buf buf = GIT_BUF_INIT;
-  GitBuf() = default;
-  GitBuf(const GitBuf&) = delete;
-  GitBuf& operator=(const GitBuf&) = delete;
-  ~GitBuf() { git_buf_dispose(&buf); }
-  std::string str() const { return buf.ptr ? std::string(buf.ptr, buf.size) : std::string(); }
-};
-
-// libgit2 wants git_libgit2_init before any other call; a function-local static runs it once,
-// thread-safely. It is never shut down: the process ends first.
-void EnsureLibgit2() {
-  static const int initialised = git_libgit2_init();
-  (void)initialised;
-}
-
-std::string LastGitMessage() {
-  const git_error* error = git_error_last();
-  return error && error->message ? error->message : "unknown libgit2 error";
-}
-
-std::string OidHex(const git_oid* oid) {
-  char hex[GIT_OID_HEXSZ + 1] = {};
-  git_oid_tostr(hex, sizeof hex, oid);
-  return hex;
-}
+using namespace git;  // tasks/git_handles.h
 
 std::string EnvOr(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);
@@ -277,12 +234,12 @@ std::unique_ptr<GitTreeFiles> OpenAt(RepoPtr repo, const std::string& rev,
   git_tree* tree = nullptr;
   if (git_commit_tree(&tree, impl->commit.get()) != 0) {
     throw Error(label + ": cannot read the tree of commit " +
-                OidHex(git_commit_id(impl->commit.get())) + ": " + LastGitMessage());
+                OidHex(*git_commit_id(impl->commit.get())) + ": " + LastGitMessage());
   }
   impl->tree.reset(tree);
   impl->repo = std::move(repo);
-  impl->commit_hex = OidHex(git_commit_id(impl->commit.get()));
-  impl->tree_hex = OidHex(git_tree_id(impl->tree.get()));
+  impl->commit_hex = OidHex(*git_commit_id(impl->commit.get()));
+  impl->tree_hex = OidHex(*git_tree_id(impl->tree.get()));
   impl->describe =
       (describe_as.empty() ? label : describe_as) + "@" + impl->commit_hex.substr(0, 8);
   return std::make_unique<GitTreeFiles>(std::move(impl));
@@ -367,7 +324,7 @@ void FetchOrigin(git_repository* repo, const std::string& url) {
                              "evalrun fetch") != 0) {
     throw CannotFetch(url, LastGitMessage());
   }
-  GitBuf head;
+  Buf head;
   if (git_remote_default_branch(&head.buf, remote.get()) == 0) {
     git_repository_set_head(repo, head.str().c_str());  // best effort: HEAD is a convenience
   }
@@ -387,7 +344,7 @@ bool WantsFetch(git_repository* repo, const std::string& rev) {
   ObjectPtr commit(peeled);
   std::string lower = rev;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return OidHex(git_object_id(commit.get())).rfind(lower, 0) != 0;
+  return OidHex(*git_object_id(commit.get())).rfind(lower, 0) != 0;
 }
 
 void CloneInto(const fs::path& dir, const std::string& url) {

@@ -12,9 +12,9 @@
 #include <sstream>
 #include <tuple>
 
-#include <git2.h>
 
 #include "core/error.h"
+#include "tasks/git_handles.h"
 #include "tasks/git_source.h"
 
 namespace evalrun {
@@ -23,44 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// One owner per libgit2 handle (STYLE.md 11).
-template <auto Free>
-struct GitDeleter {
-  template <typename T>
-  void operator()(T* p) const {
-    Free(p);
-  }
-};
-using RepoPtr = std::unique_ptr<git_repository, GitDeleter<git_repository_free>>;
-using OdbPtr = std::unique_ptr<git_odb, GitDeleter<git_odb_free>>;
-using TreePtr = std::unique_ptr<git_tree, GitDeleter<git_tree_free>>;
-using TreeEntryPtr = std::unique_ptr<git_tree_entry, GitDeleter<git_tree_entry_free>>;
-using CommitPtr = std::unique_ptr<git_commit, GitDeleter<git_commit_free>>;
-using BlobPtr = std::unique_ptr<git_blob, GitDeleter<git_blob_free>>;
-using SignaturePtr = std::unique_ptr<git_signature, GitDeleter<git_signature_free>>;
-using DiffPtr = std::unique_ptr<git_diff, GitDeleter<git_diff_free>>;
-using PatchPtr = std::unique_ptr<git_patch, GitDeleter<git_patch_free>>;
-
-struct Buf {
-  git_buf buf = GIT_BUF_INIT;
-  ~Buf() { git_buf_dispose(&buf); }
-};
-
-void EnsureLibgit2() {
-  static const int initialised = git_libgit2_init();
-  (void)initialised;
-}
-
-std::string LastGitMessage() {
-  const git_error* error = git_error_last();
-  return error != nullptr && error->message != nullptr ? error->message : "unknown libgit2 error";
-}
-
-std::string OidHex(const git_oid& oid) {
-  char hex[GIT_OID_HEXSZ + 1] = {};
-  git_oid_tostr(hex, sizeof hex, &oid);
-  return hex;
-}
+using namespace git;  // tasks/git_handles.h
 
 // --- Tree ids ---------------------------------------------------------------------------------
 
