@@ -400,6 +400,19 @@ std::string RepoWorkspace::Apply(const std::string& patch) {
     return "the diff cannot be read: " + LastGitMessage();
   }
   DiffPtr diff(raw);
+  // A stored diff may come from someone else's bundle: every path it touches must stay inside the
+  // repository and out of .git before libgit2 writes anything.
+  for (size_t i = 0, n = git_diff_num_deltas(diff.get()); i < n; ++i) {
+    const git_diff_delta* delta = git_diff_get_delta(diff.get(), i);
+    for (const char* path : {delta->old_file.path, delta->new_file.path}) {
+      if (path == nullptr) continue;
+      const std::string text = path;
+      if (!IsCleanRepoPath(text) || text == ".git" || text.rfind(".git/", 0) == 0) {
+        return "the diff does not apply: it touches '" + text +
+               "', outside the repository's files";
+      }
+    }
+  }
   if (git_apply(impl_->repo.get(), diff.get(), GIT_APPLY_LOCATION_WORKDIR, nullptr) != 0) {
     return "the diff does not apply: " + LastGitMessage();
   }

@@ -209,6 +209,22 @@ TEST_CASE("RepoWorkspace: the diff covers edits, new and deleted files, and appl
     const auto other = RepoWorkspace::Create(p.task, p.read);
     CHECK(other->Apply("diff --git a/x\ngarbage\n").rfind("the diff cannot be read: ", 0) == 0);
   }
+  SECTION("a diff (from someone else's bundle) that reaches outside or into .git is refused") {
+    const auto other = RepoWorkspace::Create(p.task, p.read);
+    const fs::path outside = fs::path(other->path()).parent_path() / "evalrun-escaped.txt";
+    const std::string escape =
+        "diff --git a/../evalrun-escaped.txt b/../evalrun-escaped.txt\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/../evalrun-escaped.txt\n@@ -0,0 +1 @@\n+owned\n";
+    CHECK(other->Apply(escape) == "the diff does not apply: it touches '../evalrun-escaped.txt', "
+                                  "outside the repository's files");
+    CHECK_FALSE(fs::exists(outside));
+    const std::string hook =
+        "diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nnew file mode 100755\n"
+        "--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+owned\n";
+    CHECK(other->Apply(hook) == "the diff does not apply: it touches '.git/hooks/pre-commit', "
+                                "outside the repository's files");
+    CHECK_FALSE(fs::exists(fs::path(other->path()) / ".git/hooks/pre-commit"));
+  }
 }
 
 TEST_CASE("RepoWorkspace: binary files are left out of the diff with a note", "[repo_workspace]") {
