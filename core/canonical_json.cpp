@@ -68,46 +68,6 @@ void DecodeUtf8(std::string_view text, std::u16string* out) {
   }
 }
 
-// JSON.stringify's QuoteJSONString for a string without lone surrogates.
-void AppendString(std::string_view text, std::string& out) {
-  DecodeUtf8(text, nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[(c >> 4) & 0xF]);
-          out.push_back(kHex[c & 0xF]);
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-}
 
 void AppendValue(const nlohmann::json& value, KeyOrder order, std::string& out);
 
@@ -152,7 +112,7 @@ void AppendObject(const nlohmann::json& object, KeyOrder order, std::string& out
   for (const auto& m : members) {
     if (!first) out.push_back(',');
     first = false;
-    AppendString(*m.key, out);
+    AppendJsonString(*m.key, out);
     out.push_back(':');
     AppendValue(*m.value, order, out);
   }
@@ -169,7 +129,7 @@ void AppendValue(const nlohmann::json& value, KeyOrder order, std::string& out) 
       out += value.get<bool>() ? "true" : "false";
       return;
     case Type::string:
-      AppendString(value.get_ref<const std::string&>(), out);
+      AppendJsonString(value.get_ref<const std::string&>(), out);
       return;
     case Type::number_integer: {
       const auto v = value.get<std::int64_t>();
@@ -277,7 +237,7 @@ std::string CanonicalObjectInOrder(
   for (const auto& [key, value] : fields) {
     if (!first) out.push_back(',');
     first = false;
-    AppendString(key, out);
+    AppendJsonString(key, out);
     out.push_back(':');
     if (value == nullptr) {
       out += "null";
@@ -287,6 +247,47 @@ std::string CanonicalObjectInOrder(
   }
   out.push_back('}');
   return out;
+}
+
+// JSON.stringify's QuoteJSONString for a string without lone surrogates.
+void AppendJsonString(std::string_view text, std::string& out) {
+  DecodeUtf8(text, nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (const char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += "\\u00";
+          out.push_back(kHex[(c >> 4) & 0xF]);
+          out.push_back(kHex[c & 0xF]);
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
 }
 
 }  // namespace evalrun

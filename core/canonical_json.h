@@ -38,6 +38,11 @@ std::string CanonicalObjectInOrder(
     KeyOrder order = KeyOrder::kUtf16);
 
 // ECMAScript Number::toString of a double.
+// Appends `text` as JSON.stringify quotes it: `"`, `\\`, \b \f \n \r \t escaped, other control
+// characters as \u00xx, everything else (non-ASCII included) as is. Throws Error for text that
+// is not valid UTF-8.
+void AppendJsonString(std::string_view text, std::string& out);
+
 std::string EcmaNumber(double value);
 
 }  // namespace evalrun

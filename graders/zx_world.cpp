@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "core/canonical_json.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "graders/grader.h"
@@ -87,42 +88,7 @@ std::optional<uint64_t> ArrayIndex(const std::string& key) {
 }
 
 void AppendJsString(std::string& out, std::string_view text) {
-  const std::string s = ToWellFormedUtf8(text);
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char escape[8];
-          std::snprintf(escape, sizeof escape, "\\u%04x", c);
-          out += escape;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
+  AppendJsonString(ToWellFormedUtf8(text), out);  // lone surrogates first become U+FFFD
 }
 
 void AppendJs(std::string& out, const ordered_json& v) {
