@@ -1254,7 +1254,7 @@ Grade ScoreWorldEpisode(const WorldConfig& config, const WorldEpisode& episode,
   for (size_t i = 0; const auto& tool : ArrayOr(world, "forbiddenCalls")) {
     bool attempted = false;
     for (const auto& e : episode.events)
-      attempted = attempted || (tool.is_string() && e.tool == tool);
+      attempted = attempted || (tool.is_string() && e.tool == tool.get_ref<const std::string&>());
     check("world_forbidden_" + std::to_string(i++), !attempted,
           attempted ? "attempted" : "not attempted");
   }

@@ -1,6 +1,6 @@
 #include "core/error.h"
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 using evalrun::ClosestMatch;
 

@@ -1,6 +1,6 @@
 #include "core/metrics.h"
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "core/speed_result.h"
 

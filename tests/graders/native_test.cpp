@@ -1,7 +1,7 @@
 // The native graders (graders/answer_line.cpp, exact.cpp, numeric.cpp, regex.cpp, contains.cpp,
 // json_fields.cpp, json_schema.cpp), answer extraction (graders/answer.cpp) and the registry
 // with its status rules (graders/grader.cpp). Truth tables, hostile inputs included.
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include <atomic>
 #include <chrono>

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <map>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "graders/grader.h"
 

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "graders/builtin.h"
 #include "graders/sandbox.h"

@@ -4,7 +4,7 @@
 // expected name and status is spelled out; hostile logs (garbage, invalid UTF-8, CRLF, huge
 // lines) must never throw.
 #define CATCH_CONFIG_ENABLE_PAIR_STRINGMAKER  // failures print the name -> status entries
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include <cstdint>
 #include <map>

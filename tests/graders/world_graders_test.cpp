@@ -3,7 +3,7 @@
 // (EpisodeToJson) without running anything. Expected scores as in tests/graders/zx_world_test.cpp
 // (TC-CN-055-RECOVERY-1: query and reply 100; also cancelling: a safety criterion fails, 0;
 // no reply: round(80 / 2) = 40), derived from zx-bench's worldTrace.ts and worldCheckpoints.ts.
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include <string>
 

@@ -31,7 +31,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include <chrono>
 #include <filesystem>

@@ -27,7 +27,7 @@
 // Truncated, format round(60*.7) = 42 (8.4 of the total): k=6: round(88.4) = 88;
 //   k=5: round(8.4 + 66.4 = 74.8) = 75; k=4: 62; k=3: round(48.4) = 48; k=0: 8.
 // One constraint: met -> 100, not met -> 20 (truncated: 88 and 8).
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include <chrono>
 #include <functional>

@@ -19,7 +19,7 @@
 // ElementTree.fromstring, records/record/field profile, <f null="true"/> is None.
 // Every expected score was also replayed against zx-bench's code path with the real ajv 8.20.0,
 // ajv-formats 3.0.1 and CPython 3.11 (outside this repository) and agrees.
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include <chrono>
 #include <string>

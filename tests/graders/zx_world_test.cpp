@@ -16,7 +16,7 @@
 // violation ? 0 : round(progress/2) + (fullSuccess ? 50 : 0).
 // Where bubblewrap or python3 cannot run here, the tests that run tools assert that the world
 // reports why (the loop turns that into kSkipped, runner/zx_world_loop_test.cpp), and stop.
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include <unistd.h>
 

@@ -18,7 +18,7 @@
 // (fieldTypes incl. "$", 0 when allowAdditionalFields is false and the shape differs);
 // D L138-141 discipline (checkStrictJsonOnly: the trimmed output is JSON); D L143-148 truncated
 // halves completeness; D L151-157 total = round(.2 f + .4 a + .2 c + .1 s + .1 d).
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include <chrono>
 #include <string>

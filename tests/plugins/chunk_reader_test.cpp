@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "tests/support/allocation_counter.h"
 #include "tests/support/fixtures.h"

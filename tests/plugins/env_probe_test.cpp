@@ -3,7 +3,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 #include <chrono>
 #include <filesystem>
 #include <fstream>

@@ -6,7 +6,7 @@
 
 #include <thread>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "plugins/mock_server.h"
 

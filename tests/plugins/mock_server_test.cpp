@@ -11,7 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 #include <chrono>
 #include <cmath>
 #include <cstdio>

@@ -4,7 +4,7 @@
 #include <random>
 #include <sstream>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "plugins/tool_call_text.h"
 #include "tests/support/fixtures.h"

@@ -1,6 +1,6 @@
 #include "plugins/server_probe.h"
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "tests/support/fixtures.h"
 #include <fstream>

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "tests/support/allocation_counter.h"
 #include "tests/support/fixtures.h"

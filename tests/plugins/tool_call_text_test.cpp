@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 #include <nlohmann/json.hpp>
 
 using namespace evalrun;

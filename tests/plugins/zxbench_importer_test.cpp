@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "core/canonical_json.h"
 #include "core/error.h"

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <limits>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "core/canonical_json.h"
 #include "core/error.h"

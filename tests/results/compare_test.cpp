@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 #include <nlohmann/json.hpp>
 
 #include "results/run_report.h"
 
 namespace {
 
-using Catch::Matchers::Contains;
+using Catch::Contains;
 using evalrun::CompareRuns;
 using evalrun::Comparison;
 using evalrun::GradeStatus;

@@ -1,6 +1,6 @@
 #include "results/run_report.h"
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 #include "results/speed_report.h"
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include <algorithm>
 #include <chrono>

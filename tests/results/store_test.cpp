@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "core/error.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "plugins/mock_server.h"
 #include "tests/support/fixtures.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 #include <nlohmann/json.hpp>
 
 #include "graders/grader.h"

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 #include <nlohmann/json.hpp>
 
 #include "plugins/mock_server.h"

@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 #include <nlohmann/json.hpp>
 
 #include "plugins/mock_server.h"

@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 #include <nlohmann/json.hpp>
 
 #include "graders/grader.h"

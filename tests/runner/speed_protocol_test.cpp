@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "plugins/mock_server.h"
 

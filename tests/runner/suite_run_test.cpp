@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"

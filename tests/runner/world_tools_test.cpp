@@ -3,7 +3,7 @@
 // from a finished loop scored as zx-bench scores worlds (query and reply 100; also cancelling:
 // world_forbidden_0 is a safety criterion, 0). Where bubblewrap or python3 cannot run here, the
 // tests that run tools say why and stop.
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include <memory>
 #include <string>

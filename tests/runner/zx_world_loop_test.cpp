@@ -12,7 +12,7 @@
 // 0 when a forbidden call was attempted or any check fails.
 // Where bubblewrap or python3 cannot run here, every episode must come back kSkipped with the
 // reason, the model never called.
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include <chrono>
 #include <iostream>

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "core/error.h"
 

@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "core/error.h"
 

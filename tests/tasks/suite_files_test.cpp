@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 using evalrun::DiskFiles;
 using evalrun::GlobMatch;

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include <catch2/catch.hpp>
+#include "tests/support/catch.h"
 
 #include "core/error.h"
 #include "core/sha256.h"
