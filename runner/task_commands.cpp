@@ -13,6 +13,7 @@
 #include "graders/sandbox.h"
 #include "runner/suite_loader.h"
 #include "tasks/git_source.h"
+#include "tasks/shipped_suites.h"
 #include "tasks/task_yaml.h"
 
 namespace evalrun {
@@ -196,12 +197,16 @@ int RunValidateTaskCommand(const TaskCommandOptions& o) {
 }
 
 int RunSuitesCommand() {
+  for (const std::string& name : ShippedSuiteNames()) {
+    std::printf("%-16s %-8s %s  (shipped)\n", name.c_str(), "evalrun", ShippedSuitePath(name).c_str());
+  }
   for (const RegistryEntry& e : LoadRegistry()) {
     std::printf("%-16s %-8s %s%s%s  (%s)\n", e.name.c_str(), e.format.c_str(), e.url.c_str(),
                 e.path.empty() ? "" : " : ", e.path.c_str(), e.origin.c_str());
   }
-  std::printf("\nSUITE is NAME@REV (a name above at a commit, branch or tag), PATH@REV (a folder in "
-              "a git repository, read from that commit) or PATH (read from disk, unpinned).\n");
+  std::printf("\nSUITE is NAME@REV (a registered name above at a commit, branch or tag), a shipped "
+              "NAME, PATH@REV (a folder in a git repository, read from that commit) or PATH (read "
+              "from disk, unpinned).\n");
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "tasks/git_handles.h"
+#include "tasks/shipped_suites.h"
 
 namespace evalrun {
 namespace {
@@ -670,7 +671,7 @@ ResolvedSuite ResolveDiskPath(const std::string& given) {
 }
 
 Error UnknownSuite(const std::string& name, const std::vector<RegistryEntry>& registry) {
-  std::vector<std::string> names;
+  std::vector<std::string> names = ShippedSuiteNames();
   for (const RegistryEntry& entry : registry) names.push_back(entry.name);
   const std::string best = ClosestMatch(name, names);
   if (!best.empty()) {
@@ -705,6 +706,8 @@ ResolvedSuite ResolveSuite(const std::string& spec, const ResolveOptions& option
       throw Error("suite '" + spec + "' is a registered name: give a revision, e.g. " + spec +
                   "@<commit>");
     }
+    const std::string shipped = ShippedSuitePath(spec);
+    if (!shipped.empty()) return ResolveDiskPath(shipped);
     throw UnknownSuite(spec, registry);
   }
   const RegistryEntry* entry = parsed.rev.empty() ? nullptr : registered(parsed.name_or_path);

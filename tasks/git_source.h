@@ -25,8 +25,8 @@ struct RegistryEntry {
 // malformed registry file is an Error naming file:line:column.
 //
 // Built in: zx-bench -> https://github.com/suncityldp/zx-bench, format zxbench, path
-// data/scenarios/benchmark.json. `smoke` is not here: it is the tasks/smoke folder shipped with
-// evalrun, which the caller resolves on disk.
+// data/scenarios/benchmark.json. `smoke` is not here: it is a folder shipped with evalrun
+// (tasks/shipped_suites.h), which ResolveSuite finds on disk.
 //
 // The file (absent is fine: built-ins only):
 //   suites:
@@ -128,7 +128,9 @@ struct ResolveOptions {
 // a suite.yaml file stands for its folder; any other file is an error. For PATH@REV, `path` is
 // relative to the repository root and Describe() names the repository root; for a bare PATH,
 // `files` is DiskFiles of the folder (of the file's folder, for a file). A bare PATH that exists
-// is read from disk even when it is also a registered name.
+// is read from disk even when it is also a registered name. A bare NAME that is neither an existing
+// path nor a registered name is a suite shipped with evalrun (tasks/shipped_suites.h: `smoke`,
+// `agent`), read from disk, unpinned, like a bare PATH.
 // Messages (exit 2):
 //   "suite 'zx-bench' is a registered name: give a revision, e.g. zx-bench@<commit>"
 //   "unknown suite 'zx-bnech', did you mean 'zx-bench'? (evalrun suites lists them)"
