@@ -502,11 +502,12 @@ std::string NormalizeEndpoint(std::string url) {
   return url;
 }
 
-int RunCli(int argc, const char* const* argv) {
+int RunCli(int argc, const char* const* argv, const std::string& build_commit) {
   CLI::App app{"evalrun: how good and how fast is your local model, in one result others can "
                "compare and verify",
                "evalrun"};
-  app.set_version_flag("--version", std::string("evalrun ") + kVersion);
+  app.set_version_flag("--version", std::string("evalrun ") + kVersion +
+                                        (build_commit.empty() ? "" : " (commit " + build_commit + ")"));
   app.require_subcommand(1);
   app.footer("Exit codes: 0 done; 1 done but some requests/tasks ended in error; 2 usage or "
              "configuration error; 3 verification failed; 130 interrupted.");

@@ -7,8 +7,9 @@
 
 namespace evalrun {
 
-// Runs the command line and returns the process exit code.
-int RunCli(int argc, const char* const* argv);
+// Runs the command line and returns the process exit code. `build_commit` is the git commit the
+// program was built from, for --version ("" leaves it out).
+int RunCli(int argc, const char* const* argv, const std::string& build_commit = "");
 
 // Normalises an endpoint: no trailing slash, no trailing "/v1" (evalrun adds the paths itself).
 std::string NormalizeEndpoint(std::string url);
