@@ -627,7 +627,12 @@ std::vector<MockAnswer> ParseMockAnswers(std::string_view json_text, const std::
 std::vector<MockAnswer> LoadMockAnswers(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) throw Error(path + ": cannot read it: " + std::strerror(errno));
-  std::unique_ptr<std::FILE, decltype(&std::fclose)> owner(file, &std::fclose);
+  // A deleter type, not decltype(&std::fclose): glibc declares fclose with attributes that GCC 14
+  // warns are ignored in a template argument (-Wignored-attributes).
+  struct Close {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, Close> owner(file);
   std::string text;
   char buf[64 * 1024];
   size_t got = 0;
