@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Installs everything evalrun needs to build and test on Debian 12, from Debian's own packages.
+# Installs everything evalrun needs to build and test on Debian 12 or 13 (and Ubuntu 22.04/24.04:
+# the same package names), from the distribution's own packages.
 # Safe to run again; needs root (or sudo).
 set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git ca-certificates curl python3
   libcurl4-openssl-dev libyaml-cpp-dev nlohmann-json3-dev libgit2-dev libsqlite3-dev
-  catch2 libcli11-dev libfmt-dev libssl-dev libpcre2-dev bubblewrap
+  catch2 libcli11-dev libfmt-dev libssl-dev libpcre2-dev bubblewrap ccache
   chromium
 )
 
