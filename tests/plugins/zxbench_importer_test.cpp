@@ -292,7 +292,7 @@ TEST_CASE("zx-bench: the fixtures load as a bank", "[zxbench]") {
     CHECK(task.generation == json::object());  // no fixture sets maxAnswerTokens
     CHECK(task.tags == fixtures[i]["tags"].get<std::vector<std::string>>());
     CHECK(task.raw == fixtures[i]);
-    CHECK(task.declared_hash == fixtures[i]["scenarioHash"]);
+    CHECK(task.declared_hash == fixtures[i]["scenarioHash"].get<std::string>());
     CHECK(task.hash.size() == 64);
     CHECK(task.ShortHash() == task.declared_hash);
     CHECK(task.location.ToString() == kLabel + ":" + std::to_string(line) + ":3");
