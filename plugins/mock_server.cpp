@@ -1238,7 +1238,9 @@ struct MockServer::Impl {
     if (path == "/v1/models" || path == "/models") {
       if (method != "GET") return wrong_method();
       Json model = {{"id", config.model}, {"object", "model"}, {"owned_by", "evalrun-mock"}};
-      if (config.max_context > 0) model["max_model_len"] = config.max_context;
+      if (config.max_context > 0 && !config.hide_context) {
+        model["max_model_len"] = config.max_context;
+      }
       return Reply(c, 200, Dump(Json{{"object", "list"}, {"data", Json::array({model})}}));
     }
     if (path == "/health") {
@@ -1363,6 +1365,9 @@ struct MockServer::Impl {
       return ReplyError(c, 500, "Cannot use tools with stream", "server_error");
     }
     bool fault = FaultApplies(number);
+    if (fault && config.fault == MockFault::kHttp400) {
+      return ReplyError(c, 400, "mock fault: injected HTTP 400", "invalid_request_error");
+    }
     if (fault && config.fault == MockFault::kHttp500) {
       return ReplyError(c, 500, "mock fault: injected HTTP 500", "server_error");
     }

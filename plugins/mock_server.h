@@ -51,6 +51,8 @@ enum class MockUsageStyle {
 enum class MockFault {
   kNone,
   kHttp500,     // answer HTTP 500 with an OpenAI-style error object
+  kHttp400,     // answer HTTP 400 "mock fault: injected HTTP 400" (a request the server refuses:
+                // permanent, never retried)
   kDrop,        // close the connection after `fault_after_events` events
   kStall,       // after `fault_after_events` events, send nothing for `stall_s` seconds, then go on
   kMalformed,   // event number `fault_after_events` carries JSON cut in half; the stream goes on
@@ -107,7 +109,9 @@ struct MockConfig {
   int64_t max_context = 0;           // > 0: silently cut prompts longer than this (llama.cpp
                                      // b4748 behaviour), reporting the cut prompt_tokens; the
                                      // context is then also reported as /v1/models
-                                     // max_model_len (as vLLM does)
+                                     // max_model_len (as vLLM does) unless hide_context
+  bool hide_context = false;         // do not report max_context (a server whose context is
+                                     // unknown to the client)
   // An endpoint away for a while (docs/serving.md). When chat request number outage_after + 1
   // arrives, an outage of outage_s seconds starts: every route (/health and /v1/models too)
   // answers outage_status with llama.cpp's body {"error":{"code":503,"message":"Loading

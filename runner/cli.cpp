@@ -484,7 +484,7 @@ void AddMock(CLI::App& app, MockOptions& o) {
               "imitate a server that does not honour ignore_eos");
   m->add_option("--usage", o.usage, "separate (default) | last | none");
   m->add_flag("--no-timings", o.no_timings, "leave out llama.cpp-style timings");
-  m->add_option("--fault", o.fault, "none | 500 | drop | stall | malformed");
+  m->add_option("--fault", o.fault, "none | 400 | 500 | drop | stall | malformed");
   m->add_option("--fault-on", c.fault_on,
                 "chat request numbers (1-based, comma-separated) that get the fault; default all")
       ->delimiter(',');
@@ -493,6 +493,8 @@ void AddMock(CLI::App& app, MockOptions& o) {
   m->add_option("--stall-s", c.stall_s, "seconds a stall lasts (default 5)");
   m->add_option("--max-context", c.max_context,
                 "silently cut prompts longer than this many tokens (default 0: never)");
+  m->add_flag("--hide-context", c.hide_context,
+              "do not report --max-context in /v1/models (the cut is then noticed only after)");
   m->add_option("--outage-after", c.outage_after,
                 "after this many chat requests, be away for --outage-s seconds (default -1: "
                 "never; docs/serving.md)");
@@ -527,10 +529,11 @@ int RunMockCommand(const CLI::App& sub, MockOptions& o) {
   else throw Error("--usage '" + o.usage + "': expected separate, last or none");
   if (o.fault == "none") c.fault = MockFault::kNone;
   else if (o.fault == "500") c.fault = MockFault::kHttp500;
+  else if (o.fault == "400") c.fault = MockFault::kHttp400;
   else if (o.fault == "drop") c.fault = MockFault::kDrop;
   else if (o.fault == "stall") c.fault = MockFault::kStall;
   else if (o.fault == "malformed") c.fault = MockFault::kMalformed;
-  else throw Error("--fault '" + o.fault + "': expected none, 500, drop, stall or malformed");
+  else throw Error("--fault '" + o.fault + "': expected none, 400, 500, drop, stall or malformed");
   if (c.tokens_per_event < 1) throw Error("--tokens-per-event must be at least 1");
   if (!c.tool_calls_as_text.empty() && c.tool_calls_as_text != "hermes" &&
       c.tool_calls_as_text != "qwen_xml") {

@@ -518,34 +518,46 @@ class Scheduler {
       return;
     }
     // The context check before: a prompt that cannot fit is not sent (the server would cut it
-    // or refuse it); its numbers are the grade's reason.
+    // or refuse it); its numbers are the grade's reason. The count is the messages' bare text
+    // through the server's tokenizer: a lower bound (the chat template adds its own tokens).
+    ChatRequest sent = chat;
     int64_t prompt_tokens = -1;
-    if (server_.context > 0 && server_.has_tokenize) {
+    if (server_.has_tokenize) {
       prompt_tokens = CountTokens(server_, MessagesText(chat.messages), Fetch).value_or(-1);
     }
-    if (prompt_tokens > 0) {
-      const int64_t reserve = std::max<int64_t>(0, chat.max_tokens);
-      if (prompt_tokens + reserve > server_.context) {
+    if (prompt_tokens > 0 && server_.context > 0) {
+      const int64_t room = server_.context - prompt_tokens;
+      const std::string per_slot =
+          server_.kind == ServerKind::kLlamaCpp ? " per slot (llama-server --ctx-size / --parallel)"
+                                                : "";
+      if (room > 0 && chat.max_tokens > room && room * 2 >= chat.max_tokens) {
+        // Most of the answer's room is there: send it with max_tokens lowered, and say so.
+        sent.max_tokens = room;
+        store_.AddEvent(run_id_, "context",
+                        "task '" + task.id + "': max_tokens lowered from " +
+                            WithCommas(chat.max_tokens) + " to " + WithCommas(room) +
+                            " to fit the server's context of " + WithCommas(server_.context) +
+                            " tokens" + per_slot + " (the prompt is at least " +
+                            WithCommas(prompt_tokens) + " tokens)");
+      } else if (room <= 0 || (chat.max_tokens > 0 && chat.max_tokens > room)) {
         result.grade.status = GradeStatus::kSkipped;
         result.grade.grader = task.grader.value("type", "");
         result.grade.grader_version = task.grader_version;
         result.grade.reason =
             "does not fit the server's context: the prompt is at least " +
             WithCommas(prompt_tokens) + " tokens" +
-            (reserve > 0 ? " plus max_tokens " + WithCommas(reserve) : std::string()) +
-            ", the context is " + WithCommas(server_.context) + " tokens" +
-            (server_.kind == ServerKind::kLlamaCpp ? " per slot (llama-server --ctx-size / "
-                                                     "--parallel)"
-                                                   : "");
+            (chat.max_tokens > 0 ? " plus max_tokens " + WithCommas(chat.max_tokens)
+                                 : std::string()) +
+            ", the context is " + WithCommas(server_.context) + " tokens" + per_slot;
         Commit(result, t_start, 0, 0);
         return;
       }
     }
-    const json body = BuildChatBody(chat, server_);
-    const double deadline = RequestDeadline(-1, chat.max_tokens);
+    const json body = BuildChatBody(sent, server_);
+    const double deadline = RequestDeadline(prompt_tokens, sent.max_tokens);
     int64_t model_ns = 0;
     int64_t slept_ns = 0;
-    const FailureKind failure = Send(task, body, chat.max_tokens, prompt_tokens, deadline, client,
+    const FailureKind failure = Send(task, body, sent.max_tokens, prompt_tokens, deadline, client,
                                      result, model_ns, slept_ns);
     if (failure == FailureKind::kCancelled) {
       // Not committed: an unfinished task starts over on --resume.
@@ -570,9 +582,10 @@ class Scheduler {
       result.grade.grader_version = task.grader_version;
       result.grade.status = GradeStatus::kEnvError;
       result.grade.reason = "the server cut the prompt: " + WithCommas(last.usage.prompt_tokens) +
-                            " of " + WithCommas(prompt_tokens) + " tokens (its context is " +
-                            (server_.context > 0 ? WithCommas(server_.context) : "unknown") +
-                            " tokens)";
+                            " of " + WithCommas(prompt_tokens) + " tokens" +
+                            (server_.context > 0
+                                 ? " (its context is " + WithCommas(server_.context) + " tokens)"
+                                 : std::string());
       ++env_errors_;
     } else {
       result.grade.grader = task.grader.value("type", "");
