@@ -319,6 +319,9 @@ void AddSuite(CLI::App& app, SuiteOptions& o) {
                 "retries of a transient failure per request (default 3)");
   s->add_option("--suite-repo", o.config.resolve.suite_repo,
                 "use this local clone or mirror for a registered suite name");
+  s->add_option("--repo-mirror", o.config.repo_mirrors,
+                "URL=PATH: a local clone to use for a repository task's (or suite's) URL "
+                "(repeatable; docs/serving.md)");
   s->add_option("--label", o.labels, "KEY=VALUE recorded with the run (repeatable)");
   s->add_option("--out", o.config.out_dir,
                 "folder for report.md, report.html, card.svg (default evalrun-reports/RUN_ID)");

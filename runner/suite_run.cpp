@@ -180,7 +180,7 @@ std::string SuiteHash(const Suite& suite) {
 }
 
 json SettingsJson(const SuiteRunConfig& c, const Suite& suite, const std::string& model) {
-  return {{"suite", c.suite_spec},
+  json settings = {{"suite", c.suite_spec},
           {"suite_commit", suite.commit},
           {"suite_tree", suite.tree},
           {"filter", c.filters},
@@ -193,6 +193,15 @@ json SettingsJson(const SuiteRunConfig& c, const Suite& suite, const std::string
           {"model", model},
           {"unsafe_no_sandbox", c.unsafe_no_sandbox},
           {"tool_format", ToolCallFormatName(c.tool_format)}};
+  if (!suite.pinned()) {
+    // Where an unpinned suite was read from, made absolute: export and verify run from another
+    // folder find it there (the spelling in "suite" is relative to the run's folder).
+    std::error_code error;
+    const fs::path spec = ParseSuiteSpec(c.suite_spec).name_or_path;
+    const fs::path dir = fs::weakly_canonical(fs::absolute(spec, error), error);
+    if (!error) settings["suite_dir"] = dir.string();
+  }
+  return settings;
 }
 
 std::string ShortValue(const json& v) {
@@ -968,6 +977,7 @@ double RequestDeadline(int64_t prompt_tokens, int64_t max_tokens) {
 
 int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::ostream& log) {
   if (config.concurrency < 1) throw Error("--concurrency must be at least 1");
+  SetRepoMirrors(ParseRepoMirrors(config.repo_mirrors));
   if (config.quick && *config.quick < 1) throw Error("--quick must be at least 1 task per dimension");
   const LoadedSuite loaded = LoadSuite(config.suite_spec, config.resolve);
   const Suite& suite = loaded.suite;
@@ -1025,8 +1035,10 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
     // An unpinned suite is matched by its tasks (ids and hashes, below).
     json now_settings = settings;
     json run_settings = run->settings;
-    now_settings.erase("suite");
-    if (run_settings.is_object()) run_settings.erase("suite");
+    for (const char* key : {"suite", "suite_dir"}) {
+      now_settings.erase(key);
+      if (run_settings.is_object()) run_settings.erase(key);
+    }
     if (suite.pinned() || !run->suite_commit.empty()) {
       const std::string resolved_now = suite.repo + ":" + suite.path + "@" + suite.commit;
       const std::string resolved_run =
