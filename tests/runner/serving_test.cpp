@@ -72,6 +72,7 @@ std::vector<evalrun::MockAnswer> WriteSuite(const fs::path& dir, int n) {
 struct Output {
   int code = -1;
   std::string err;
+  std::string out;
 };
 
 // Runs the evalrun binary in `cwd` (bounded), stderr captured, stdout discarded.
@@ -84,7 +85,7 @@ Output Run(const std::vector<std::string>& args, const TempDir& dir, const fs::p
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
     FILE* err = std::fopen(err_path.c_str(), "w");
     if (err) dup2(fileno(err), STDERR_FILENO);
-    FILE* out = std::fopen("/dev/null", "w");
+    FILE* out = std::fopen((err_path + ".out").c_str(), "w");
     if (out) dup2(fileno(out), STDOUT_FILENO);
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(EVALRUN_BINARY));
@@ -106,6 +107,7 @@ Output Run(const std::vector<std::string>& args, const TempDir& dir, const fs::p
   Output o;
   o.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   o.err = Slurp(err_path);
+  o.out = Slurp(err_path + ".out");
   return o;
 }
 
@@ -482,4 +484,62 @@ TEST_CASE("serving: a task longer than the server's context is skipped with the 
       }
     }
   }
+}
+
+TEST_CASE("serving: verify of a repository-task bundle is 'not checked' (exit 4) without the "
+          "repository, checked with --repo-mirror (exit 0)",
+          "[runner][serving]") {
+  TempDir dir;
+  const fs::path agent = fs::path(EVALRUN_TEST_FIXTURES).parent_path().parent_path() / "tasks" /
+                         "agent";
+  const fs::path mirror = dir.path / "mc";
+  fs::copy(agent / "repos" / "minicalc", mirror, fs::copy_options::recursive);
+  REQUIRE(std::system(("cd " + mirror.string() + " && git init -q && git add -A && git -c "
+                       "user.name=t -c user.email=t@t commit -qm base").c_str()) == 0);
+  const fs::path suite = dir.path / "r" / "s";
+  fs::create_directories(suite / "files");
+  fs::copy(agent / "files" / "minicalc", suite / "files" / "minicalc", fs::copy_options::recursive);
+  {
+    std::ofstream(suite / "suite.yaml") << "schema_version: 1\nsuite: repo-url\n"
+                                           "dimensions: {agentic_coding: 1}\n"
+                                           "include: [\"repo.yaml\"]\n";
+  }
+  const std::string url = "https://example.invalid/minicalc.git";
+  const std::string script =
+      "cd " + dir.path.string() + " && C=$(git -C mc rev-parse HEAD) && sed -e "
+      "\"s|        path: repos/minicalc|        url: " + url + "\\n        base_commit: $C|\" " +
+      (agent / "repo.yaml").string() + " > r/s/repo.yaml && " + EVALRUN_BINARY +
+      " hash --write r/s/repo.yaml >/dev/null 2>&1 && cd r && git init -q && git add -A && git -c "
+      "user.name=t -c user.email=t@t commit -qm s";
+  REQUIRE(std::system(script.c_str()) == 0);
+  setenv("EVALRUN_CACHE", (dir.path / "cache").c_str(), 1);
+
+  MockServer mock(FastMock(evalrun::LoadMockAnswers((agent / "mock-answers.json").string())));
+  mock.Start();
+  const std::string db = dir.File("a.db");
+  std::vector<std::string> args = SuiteArgs(suite.string() + "@HEAD", mock.base_url(), db);
+  args.insert(args.end(), {"--repo-mirror", url + "=" + mirror.string()});
+  const Output run = Run(args, dir);
+  INFO(run.err);
+  REQUIRE(run.code == 0);
+  const std::string bundle = dir.File("b.evalrun.json");
+  REQUIRE(Run({"export", OnlyRun(db), "--db", db, "--out", bundle}, dir).code == 0);
+
+  const Output offline = Run({"verify", bundle}, dir);
+  INFO(offline.err);
+  CHECK(offline.code == 4);
+  CHECK_THAT(offline.out, Catch::Contains(
+                              "grades: ok (0 of 1 grades rechecked, all equal; 1 not checked (the "
+                              "grader could not run on this machine))\n  - not checked: task "
+                              "'minicalc-left-associative': cannot set up the repository: cannot "
+                              "fetch " + url + ": not in the repository cache"));
+  CHECK_THAT(offline.out, Catch::Contains("verify: no mismatch, but 1 grade was not checked (exit "
+                                          "4; --repo-mirror URL=PATH or verify --fetch brings "
+                                          "missing repositories)\n"));
+  const Output online =
+      Run({"verify", bundle, "--repo-mirror", url + "=" + mirror.string()}, dir);
+  INFO(online.out);
+  CHECK(online.code == 0);
+  CHECK_THAT(online.out, Catch::Contains("grades: ok (1 of 1 grades rechecked, all equal)"));
+  unsetenv("EVALRUN_CACHE");
 }
