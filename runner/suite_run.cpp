@@ -764,7 +764,11 @@ class Scheduler {
       }
       // Transient.
       unavailable_since.reset();
-      if (retries_left-- <= 0) break;
+      if (retries_left-- <= 0) {
+        // Out of retries: a request that last went silent is a timeout, as verify expects.
+        if (last.outcome == RequestOutcome::kIdleTimeout) failure = FailureKind::kTimeout;
+        break;
+      }
       store_.AddEvent(run_id_, "retry", "task '" + task.id + "': " + what + "; retrying in " +
                                             Seconds(backoff));
       if (!Sleep(backoff, slept_ns)) {

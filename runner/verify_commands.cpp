@@ -333,6 +333,10 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
           differs("skipped with reason '" + g.reason + "' but this evalrun gives '" +
                   it->second->skip_reason + "'");
         }
+      } else if (g.reason.rfind("does not fit the server's context", 0) == 0) {
+        // Decided by the run's server (its context), not by the task: nothing to recompute.
+        not_rechecked.push_back(name + " (skipped by the run's server context: '" + g.reason +
+                                "')");
       } else if (same_evalrun) {
         differs("skipped ('" + g.reason + "') but this evalrun (the same version) runs it");
       } else {
@@ -349,6 +353,18 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
         differs(std::string("the final request ended ") + OutcomeName(last.outcome) +
                 ", so the grade must be " + GradeStatusName(expected) +
                 " (score 0, failed); the bundle has " + GradeText(g));
+      }
+      continue;
+    }
+    if (last.prompt_tokens_sent > 0 && last.usage.prompt_tokens >= 0 &&
+        last.usage.prompt_tokens < last.prompt_tokens_sent) {
+      // The server reported fewer prompt tokens than were sent: the prompt was cut, and the
+      // answer is not graded (runner/suite_run.cpp, docs/serving.md).
+      ++regraded;
+      if (g.status != GradeStatus::kEnvError || g.passed || g.score != 0) {
+        differs("the server cut the prompt (" + std::to_string(last.usage.prompt_tokens) + " of " +
+                std::to_string(last.prompt_tokens_sent) + " tokens), so the grade must be " +
+                "env_error (score 0, failed); the bundle has " + GradeText(g));
       }
       continue;
     }
