@@ -209,6 +209,26 @@ std::string ErrorBody(std::string_view message, std::string_view type, int code)
   return Dump(Json{{"error", std::move(error)}});
 }
 
+// A scripted call written as a model without a tool parser writes it: Hermes
+// (<tool_call>{"name", "arguments"}</tool_call>) or Qwen XML (<function=..><parameter=..>).
+std::string CallAsText(const MockToolCall& call, const std::string& format) {
+  const Json args = Json::parse(call.arguments, nullptr, false);
+  if (format == "qwen_xml") {
+    std::string out = "\n<tool_call>\n<function=" + call.name + ">\n";
+    if (args.is_object()) {
+      for (const auto& [key, value] : args.items()) {
+        out += "<parameter=" + key + ">\n" +
+               (value.is_string() ? value.get<std::string>() : value.dump()) + "\n</parameter>\n";
+      }
+    }
+    return out + "</function>\n</tool_call>";
+  }
+  return "\n<tool_call>\n" +
+         Dump(Json{{"name", call.name},
+                   {"arguments", args.is_discarded() ? Json(call.arguments) : args}}) +
+         "\n</tool_call>";
+}
+
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -757,6 +777,16 @@ struct MockServer::Impl {
       for (const MockTurn& scripted : rule.turns) {
         PreparedTurn& turn = answer.turns.emplace_back();
         turn.reasoning = TokenizedText(scripted.reasoning);
+        if (!config.tool_calls_as_text.empty() && !scripted.tool_calls.empty()) {
+          // A server without a tool parser: the calls are just text the model wrote.
+          std::string text = scripted.content;
+          for (const MockToolCall& call : scripted.tool_calls) {
+            text += CallAsText(call, config.tool_calls_as_text);
+          }
+          turn.content = TokenizedText(text);
+          turn.finish_reason = "stop";
+          continue;
+        }
         turn.content = TokenizedText(scripted.content);
         for (const MockToolCall& call : scripted.tool_calls) {
           turn.calls.push_back({Dump(Json(call.name)), TokenizedText(call.arguments)});
@@ -783,6 +813,9 @@ struct MockServer::Impl {
   std::atomic<int64_t> chat_requests{0};
   std::atomic<bool> stop{false};
   std::thread thread;
+  int64_t outage_start_ns = -1;  // the loop thread's; -1: the outage has not started
+  bool refuse_pending = false;   // close everything at the end of this loop turn
+  bool refusing = false;         // the listening socket is closed for the outage
 
   UniqueFd listen_fd;
   UniqueFd epoll_fd;
@@ -808,34 +841,39 @@ struct MockServer::Impl {
   void Bind() {
     if (listen_fd.valid() || thread.joinable()) throw Error("mock server is already running");
     RaiseFdLimit();
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    addrinfo* found = nullptr;
-    std::string service = std::to_string(config.port);
-    int rc = ::getaddrinfo(config.host.c_str(), service.c_str(), &hints, &found);
-    if (rc != 0) ThrowListen(config.port, ::gai_strerror(rc));
-    std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> results(found, &::freeaddrinfo);
-    UniqueFd fd(::socket(found->ai_family, found->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                         found->ai_protocol));
-    if (!fd.valid()) ThrowListen(config.port, std::strerror(errno));
-    int one = 1;
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd.get(), found->ai_addr, found->ai_addrlen) != 0 ||
-        ::listen(fd.get(), 4096) != 0) {  // the kernel caps it at net.core.somaxconn
-      ThrowListen(config.port, std::strerror(errno));
-    }
+    UniqueFd fd = OpenListener(config.port);
     sockaddr_storage addr{};
     socklen_t len = sizeof addr;
     ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len);
     port = addr.ss_family == AF_INET6
                ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
                : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-
     spare_fd.Reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     Watch(fd.get());
     listen_fd = std::move(fd);
+  }
+
+  // A listening socket on config.host:`port_number` (0: any free port).
+  UniqueFd OpenListener(int port_number) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    std::string service = std::to_string(port_number);
+    int rc = ::getaddrinfo(config.host.c_str(), service.c_str(), &hints, &found);
+    if (rc != 0) ThrowListen(port_number, ::gai_strerror(rc));
+    std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> results(found, &::freeaddrinfo);
+    UniqueFd fd(::socket(found->ai_family, found->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                         found->ai_protocol));
+    if (!fd.valid()) ThrowListen(port_number, std::strerror(errno));
+    int one = 1;
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd.get(), found->ai_addr, found->ai_addrlen) != 0 ||
+        ::listen(fd.get(), 4096) != 0) {  // the kernel caps it at net.core.somaxconn
+      ThrowListen(port_number, std::strerror(errno));
+    }
+    return fd;
   }
 
   // A client and this server in one process (the tests) need two descriptors per connection;
@@ -888,6 +926,22 @@ struct MockServer::Impl {
         Conn& c = *conns[fd];
         if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) HandleReadable(c, woke);
         if (!c.closed && (events[i].events & EPOLLOUT)) HandleWritable(c);
+      }
+      if (refuse_pending) {
+        // The outage with refused connections: nothing listens until it is over.
+        refuse_pending = false;
+        refusing = true;
+        for (auto& conn : conns) {
+          if (conn) Close(*conn);
+        }
+        ::epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, listen_fd.get(), nullptr);
+        listen_fd.Reset();
+      }
+      if (refusing && static_cast<double>(NowNs() - outage_start_ns) >= config.outage_s * 1e9) {
+        refusing = false;
+        UniqueFd fd = OpenListener(port);
+        Watch(fd.get());
+        listen_fd = std::move(fd);
       }
     }
     graveyard.clear();
@@ -1177,13 +1231,21 @@ struct MockServer::Impl {
       ReplyError(c, 405, "method " + method + " not allowed on " + std::string(path),
                  "invalid_request_error");
     };
-    if (path == "/v1/chat/completions" || path == "/chat/completions") {
+    const bool chat = path == "/v1/chat/completions" || path == "/chat/completions";
+    if (InOutage(now, chat)) {
+      if (config.outage_refuse) return;  // closed at the end of this turn, with the listener
+      return ReplyError(c, config.outage_status, config.outage_message, "unavailable_error");
+    }
+    if (chat) {
       if (method != "POST") return wrong_method();
       return StartChat(c, body, now);
     }
     if (path == "/v1/models" || path == "/models") {
       if (method != "GET") return wrong_method();
       Json model = {{"id", config.model}, {"object", "model"}, {"owned_by", "evalrun-mock"}};
+      if (config.max_context > 0 && !config.hide_context) {
+        model["max_model_len"] = config.max_context;
+      }
       return Reply(c, 200, Dump(Json{{"object", "list"}, {"data", Json::array({model})}}));
     }
     if (path == "/health") {
@@ -1205,6 +1267,18 @@ struct MockServer::Impl {
     }
     ReplyError(c, 404, "unknown route: " + method + " " + std::string(path),
                "invalid_request_error");
+  }
+
+  // Whether the outage (MockConfig::outage_*) is on at `now`; a chat request arriving after
+  // outage_after of them starts it.
+  bool InOutage(int64_t now, bool chat) {
+    if (config.outage_after < 0 || config.outage_s <= 0) return false;
+    if (outage_start_ns < 0) {
+      if (!chat || chat_requests.load() < config.outage_after) return false;
+      outage_start_ns = now;
+      if (config.outage_refuse) refuse_pending = true;
+    }
+    return static_cast<double>(now - outage_start_ns) < config.outage_s * 1e9;
   }
 
   bool FaultApplies(int64_t number) const {
@@ -1287,7 +1361,18 @@ struct MockServer::Impl {
     } catch (const nlohmann::json::exception& e) {
       return ReplyError(c, 400, e.what(), "invalid_request_error");
     }
+    const auto tools = doc.find("tools");
+    const bool has_tools = tools != doc.end() && tools->is_array() && !tools->empty();
+    if (has_tools && config.tools_require_jinja) {
+      return ReplyError(c, 500, "tools param requires --jinja flag", "server_error");
+    }
+    if (has_tools && stream && config.refuse_streamed_tools) {
+      return ReplyError(c, 500, "Cannot use tools with stream", "server_error");
+    }
     bool fault = FaultApplies(number);
+    if (fault && config.fault == MockFault::kHttp400) {
+      return ReplyError(c, 400, "mock fault: injected HTTP 400", "invalid_request_error");
+    }
     if (fault && config.fault == MockFault::kHttp500) {
       return ReplyError(c, 500, "mock fault: injected HTTP 500", "server_error");
     }

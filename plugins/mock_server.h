@@ -51,6 +51,8 @@ enum class MockUsageStyle {
 enum class MockFault {
   kNone,
   kHttp500,     // answer HTTP 500 with an OpenAI-style error object
+  kHttp400,     // answer HTTP 400 "mock fault: injected HTTP 400" (a request the server refuses:
+                // permanent, never retried)
   kDrop,        // close the connection after `fault_after_events` events
   kStall,       // after `fault_after_events` events, send nothing for `stall_s` seconds, then go on
   kMalformed,   // event number `fault_after_events` carries JSON cut in half; the stream goes on
@@ -105,7 +107,33 @@ struct MockConfig {
   int fault_after_events = 3;        // for kDrop, kStall, kMalformed
   double stall_s = 5;                // for kStall
   int64_t max_context = 0;           // > 0: silently cut prompts longer than this (llama.cpp
-                                     // b4748 behaviour), reporting the cut prompt_tokens
+                                     // b4748 behaviour), reporting the cut prompt_tokens; the
+                                     // context is then also reported as /v1/models
+                                     // max_model_len (as vLLM does) unless hide_context
+  bool hide_context = false;         // do not report max_context (a server whose context is
+                                     // unknown to the client)
+  // An endpoint away for a while (docs/serving.md). When chat request number outage_after + 1
+  // arrives, an outage of outage_s seconds starts: every route (/health and /v1/models too)
+  // answers outage_status with llama.cpp's body {"error":{"code":503,"message":"Loading
+  // model","type":"unavailable_error"}} (outage_message in it), or, with outage_refuse, the
+  // server closes every connection and its listening socket (connections are refused) and
+  // listens again when the outage is over. -1: no outage.
+  int64_t outage_after = -1;
+  double outage_s = 0;
+  int outage_status = 503;
+  std::string outage_message = "Loading model";
+  bool outage_refuse = false;
+  // Tool-call behaviours of real servers:
+  // refuse_streamed_tools: a streamed request with a non-empty `tools` gets llama.cpp's (before
+  //   mid-2025) HTTP 500 {"error":{"code":500,"message":"Cannot use tools with stream",
+  //   "type":"server_error"}}; non-streamed ones are answered.
+  // tools_require_jinja: any request with a non-empty `tools` gets llama.cpp b4748's answer
+  //   without --jinja: HTTP 500 "tools param requires --jinja flag".
+  // tool_calls_as_text "hermes" | "qwen_xml": a server that ignores `tools` (no tool parser):
+  //   scripted turns' calls are written into content in that markup, never as tool_calls.
+  bool refuse_streamed_tools = false;
+  bool tools_require_jinja = false;
+  std::string tool_calls_as_text;
   // The answer table, first match wins. A matched rule replaces reasoning_tokens and
   // answer_tokens for that request, and ignore_eos does not lengthen it. Text that is not valid
   // UTF-8 goes out with U+FFFD in place of the bad bytes; text that is only whitespace has no

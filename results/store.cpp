@@ -385,6 +385,24 @@ void ResultStore::CommitTask(const std::string& run_id, const TaskResult& r) {
   }
   impl_->Exec("BEGIN IMMEDIATE");
   try {
+    // A task that ended env_error is run again by --resume: its old row gives way, and its
+    // requests stay, numbered before the new attempt's, so the record keeps every attempt.
+    int64_t seq_base = 0;
+    {
+      Statement old(impl_->db,
+                    "SELECT status FROM task_results WHERE run_id = ?1 AND task_id = ?2");
+      old.Bind(1, run_id).Bind(2, r.task_id);
+      if (old.Step() && old.Text(0) == GradeStatusName(GradeStatus::kEnvError)) {
+        Statement next(impl_->db,
+                       "SELECT coalesce(max(seq) + 1, 0) FROM requests WHERE run_id = ?1 AND "
+                       "task_id = ?2");
+        next.Bind(1, run_id).Bind(2, r.task_id);
+        if (next.Step()) seq_base = next.Int(0);
+        Statement drop(impl_->db, "DELETE FROM task_results WHERE run_id = ?1 AND task_id = ?2");
+        drop.Bind(1, run_id).Bind(2, r.task_id);
+        drop.Run();
+      }
+    }
     Statement& t = *impl_->insert_result;
     t.Bind(1, run_id).Bind(2, r.task_id).Bind(3, r.task_hash).Bind(4, r.dimension);
     t.Bind(5, r.difficulty).Bind(6, r.weight).Bind(7, r.group).Bind(8, r.category);
@@ -401,7 +419,8 @@ void ResultStore::CommitTask(const std::string& run_id, const TaskResult& r) {
     Statement& q = *impl_->insert_request;
     for (size_t i = 0; i < r.requests.size(); ++i) {
       const RequestRecord& rec = r.requests[i];
-      q.Bind(1, run_id).Bind(2, r.task_id).Bind(3, static_cast<int64_t>(i)).Bind(4, rec.label);
+      q.Bind(1, run_id).Bind(2, r.task_id).Bind(3, seq_base + static_cast<int64_t>(i));
+      q.Bind(4, rec.label);
       q.Bind(5, static_cast<int64_t>(rec.t_send.time_since_epoch().count()));
       q.Bind(6, rec.queue_ns).Bind(7, rec.first_ns).Bind(8, rec.first_content_ns);
       q.Bind(9, rec.last_ns).Bind(10, rec.end_ns).Bind(11, EventArray(rec.text_event_ns));
@@ -459,6 +478,15 @@ std::vector<PlannedTask> ResultStore::Plan(const std::string& run_id) const {
   std::vector<PlannedTask> plan;
   while (s.Step()) plan.push_back({s.Text(0), s.Text(1)});
   return plan;
+}
+
+std::set<std::string> ResultStore::EnvErrorTaskIds(const std::string& run_id) const {
+  std::lock_guard lock(impl_->mutex);
+  Statement s(impl_->db, "SELECT task_id FROM task_results WHERE run_id = ?1 AND status = ?2");
+  s.Bind(1, run_id).Bind(2, GradeStatusName(GradeStatus::kEnvError));
+  std::set<std::string> ids;
+  while (s.Step()) ids.insert(s.Text(0));
+  return ids;
 }
 
 std::set<std::string> ResultStore::FinishedTaskIds(const std::string& run_id) const {

@@ -51,6 +51,8 @@ class ResultStore {
 
   // One transaction: the task's row and its requests. Throws Error when the task already has a
   // grade in this run ("task 'x' of run r... is already graded") or is not in the run's plan.
+  // A task whose earlier row is env_error (run again by --resume) is the exception: that row is
+  // replaced, and the earlier attempt's requests stay, numbered before the new ones.
   void CommitTask(const std::string& run_id, const TaskResult& result);
   void SaveSpeed(const std::string& run_id, const nlohmann::json& speed_result);
 
@@ -58,6 +60,8 @@ class ResultStore {
   std::optional<RunInfo> FindRun(const std::string& run_id) const;
   std::vector<PlannedTask> Plan(const std::string& run_id) const;
   std::set<std::string> FinishedTaskIds(const std::string& run_id) const;
+  // The finished tasks whose grade is env_error: what --resume runs again.
+  std::set<std::string> EnvErrorTaskIds(const std::string& run_id) const;
   int64_t FinishedCount(const std::string& run_id) const;
   // Everything about the run: info, finished tasks (commit order) with their requests, the last
   // speed result, events. Throws Error for an unknown id.

@@ -197,6 +197,55 @@ std::string CutObservation(std::string_view text, size_t max_bytes) {
   return out;
 }
 
+std::string ToolsSystemPrompt(const json& tools, ToolCallFormat format) {
+  if (format == ToolCallFormat::kQwenXml) {
+    // The shape of Qwen3-Coder's chat template, which its models were trained on.
+    std::string out = "# Tools\n\nYou have access to the following functions:\n\n<tools>";
+    for (const json& tool : tools) {
+      if (!tool.is_object() || !tool.contains("function") || !tool["function"].is_object()) continue;
+      const json& f = tool["function"];
+      out += "\n<function>\n<name>" + f.value("name", "") + "</name>";
+      if (f.contains("description") && f["description"].is_string()) {
+        out += "\n<description>" + f["description"].get<std::string>() + "</description>";
+      }
+      out += "\n<parameters>";
+      const json params = f.value("parameters", json::object());
+      const json props = params.is_object() ? params.value("properties", json::object()) : json();
+      if (props.is_object()) {
+        for (const auto& [name, p] : props.items()) {
+          out += "\n<parameter>\n<name>" + name + "</name>";
+          if (p.is_object() && p.contains("type")) {
+            out += "\n<type>" + (p["type"].is_string() ? p["type"].get<std::string>()
+                                                        : p["type"].dump()) + "</type>";
+          }
+          if (p.is_object() && p.contains("description") && p["description"].is_string()) {
+            out += "\n<description>" + p["description"].get<std::string>() + "</description>";
+          }
+          out += "\n</parameter>";
+        }
+      }
+      if (params.is_object() && params.contains("required")) {
+        out += "\n<required>" + params["required"].dump() + "</required>";
+      }
+      out += "\n</parameters>\n</function>";
+    }
+    out += "\n</tools>\n\nIf you choose to call a function ONLY reply in the following format "
+           "with NO suffix:\n\n" + std::string(kQwenXmlExample) +
+           "\n\nReminder:\n- Function calls MUST follow the specified format: an inner "
+           "<function=...></function> block must be nested within <tool_call></tool_call> XML "
+           "tags\n- Required parameters MUST be specified";
+    return out;
+  }
+  // Hermes, as the Qwen2.5 and NousResearch Hermes templates write it.
+  std::string out =
+      "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are "
+      "provided with function signatures within <tools></tools> XML tags:\n<tools>";
+  for (const json& tool : tools) out += "\n" + tool.dump();
+  out += "\n</tools>\n\nFor each function call, return a json object with function name and "
+         "arguments within <tool_call></tool_call> XML tags:\n" + std::string(kHermesExample);
+  return out;
+}
+
 AgentLoopResult RunAgentLoop(const ChatRequest& base, AgentTools& tools, const AgentModel& model,
                              const AgentLoopOptions& options) {
   const TimePoint t0 = Clock::now();
@@ -218,6 +267,25 @@ AgentLoopResult RunAgentLoop(const ChatRequest& base, AgentTools& tools, const A
   json& transcript = out.transcript;
   transcript = {{"schema_version", 1},    {"termination_reason", ""},  {"tool_call_source", ""},
                 {"tools", request.tools}, {"messages", base.messages}, {"turns", json::array()}};
+  // --tool-format hermes|qwen_xml: the server is not asked to handle tools at all (no `tools`
+  // field, so a server without tool support or with a broken parser is no obstacle); the model
+  // reads them from the system prompt and writes its calls as text.
+  if (options.text_format == ToolCallFormat::kHermes ||
+      options.text_format == ToolCallFormat::kQwenXml) {
+    const std::string prompt = ToolsSystemPrompt(request.tools, options.text_format);
+    if (!request.messages.empty() && request.messages[0].value("role", "") == "system" &&
+        request.messages[0].contains("content") && request.messages[0]["content"].is_string()) {
+      request.messages[0]["content"] =
+          request.messages[0]["content"].get<std::string>() + "\n\n" + prompt;
+    } else {
+      request.messages.insert(request.messages.begin(),
+                              json{{"role", "system"}, {"content", prompt}});
+    }
+    request.tools = json::array();
+    transcript["tools_in"] = "system_prompt";
+  } else {
+    transcript["tools_in"] = "request";
+  }
   unsigned sources = 0;
   int malformed_in_row = 0;
 

@@ -99,6 +99,14 @@ TurnCalls ExtractTurnCalls(const RequestRecord& record, ToolCallFormat format);
 // left out: "\n[... 1234 bytes left out ...]\n". Text within the limit is returned as is.
 std::string CutObservation(std::string_view text, size_t max_bytes);
 
+// The tool list written into the system prompt for --tool-format hermes|qwen_xml, in the shape
+// the models' own chat templates use (Hermes: the function schemas as JSON lines inside
+// <tools></tools>; Qwen XML: Qwen3-Coder's <function><name>..<parameters> layout), ending with
+// how to write a call. With those formats RunAgentLoop sends no `tools` field: this text is
+// appended to the first system message (or becomes one), and the transcript's "tools_in" is
+// "system_prompt" ("request" otherwise).
+std::string ToolsSystemPrompt(const nlohmann::json& tools, ToolCallFormat format);
+
 // Runs one episode. `base` holds the initial messages (system, user), model, max_tokens and
 // sampling; the loop sets its tools from `tools.Schemas()` and appends to its messages.
 // Never throws for what the model or the tools do.

@@ -1,5 +1,6 @@
 #include "runner/cli.h"
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -248,10 +249,38 @@ struct SuiteOptions {
   std::vector<std::string> labels;
   std::vector<std::string> filters;
   std::string resume;
-  double wait_minutes = 30;
+  std::string wait_endpoint = "30";
   int64_t quick = -1;
   bool resume_given = false;
 };
+
+}  // namespace
+
+double ParseWaitEndpoint(const std::string& text) {
+  const Error bad("--wait-endpoint '" + text +
+                  "': expected minutes (30, 0.5) or a time with a unit (90s, 45m, 2h)");
+  if (text.empty()) throw bad;
+  double scale = 60;
+  std::string number = text;
+  switch (text.back()) {
+    case 's': scale = 1; number.pop_back(); break;
+    case 'm': scale = 60; number.pop_back(); break;
+    case 'h': scale = 3600; number.pop_back(); break;
+    default: break;
+  }
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(number, &used);
+  } catch (const std::exception&) {
+    throw bad;
+  }
+  if (used != number.size() || !std::isfinite(value)) throw bad;
+  if (value < 0) throw Error("--wait-endpoint must not be negative");
+  return value * scale;
+}
+
+namespace {
 
 void AddSuite(CLI::App& app, SuiteOptions& o) {
   CLI::App* s = app.add_subcommand(
@@ -280,10 +309,19 @@ void AddSuite(CLI::App& app, SuiteOptions& o) {
                 "continue an interrupted run (default: the latest unfinished one)")
       ->expected(0, 1);
   s->add_flag("--no-speed", o.config.no_speed, "skip the speed protocol after the tasks");
-  s->add_option("--wait-endpoint", o.wait_minutes,
-                "minutes to wait for an endpoint that went away (default 30)");
+  s->add_option("--wait-endpoint", o.wait_endpoint,
+                "how long to wait for an endpoint that went away: minutes (30, 0.5) or with a "
+                "unit (90s, 45m, 2h); default 30")
+      ->type_name("TIME");
+  s->add_option("--probe-interval", o.config.probe_interval_s,
+                "seconds between readiness probes while the endpoint is away (default 2)");
+  s->add_option("--max-retries", o.config.max_retries,
+                "retries of a transient failure per request (default 3)");
   s->add_option("--suite-repo", o.config.resolve.suite_repo,
                 "use this local clone or mirror for a registered suite name");
+  s->add_option("--repo-mirror", o.config.repo_mirrors,
+                "URL=PATH: a local clone to use for a repository task's (or suite's) URL "
+                "(repeatable; docs/serving.md)");
   s->add_option("--label", o.labels, "KEY=VALUE recorded with the run (repeatable)");
   s->add_option("--out", o.config.out_dir,
                 "folder for report.md, report.html, card.svg (default evalrun-reports/RUN_ID)");
@@ -330,8 +368,9 @@ int RunSuiteCommand(const CLI::App& sub, SuiteOptions& o) {
   }
   if (sub.count("--quick") > 0) c.quick = o.quick < 0 ? 5 : o.quick;
   if (sub.count("--resume") > 0) c.resume = o.resume;
-  if (o.wait_minutes < 0) throw Error("--wait-endpoint must not be negative");
-  c.wait_endpoint_s = o.wait_minutes * 60;
+  c.wait_endpoint_s = ParseWaitEndpoint(o.wait_endpoint);
+  if (c.probe_interval_s <= 0) throw Error("--probe-interval must be more than 0 seconds");
+  if (c.max_retries < 0) throw Error("--max-retries must not be negative");
   c.filters = o.filters;
   c.labels = ParseLabels(o.labels);
   InstallInterruptHandler();
@@ -448,7 +487,7 @@ void AddMock(CLI::App& app, MockOptions& o) {
               "imitate a server that does not honour ignore_eos");
   m->add_option("--usage", o.usage, "separate (default) | last | none");
   m->add_flag("--no-timings", o.no_timings, "leave out llama.cpp-style timings");
-  m->add_option("--fault", o.fault, "none | 500 | drop | stall | malformed");
+  m->add_option("--fault", o.fault, "none | 400 | 500 | drop | stall | malformed");
   m->add_option("--fault-on", c.fault_on,
                 "chat request numbers (1-based, comma-separated) that get the fault; default all")
       ->delimiter(',');
@@ -457,6 +496,27 @@ void AddMock(CLI::App& app, MockOptions& o) {
   m->add_option("--stall-s", c.stall_s, "seconds a stall lasts (default 5)");
   m->add_option("--max-context", c.max_context,
                 "silently cut prompts longer than this many tokens (default 0: never)");
+  m->add_flag("--hide-context", c.hide_context,
+              "do not report --max-context in /v1/models (the cut is then noticed only after)");
+  m->add_option("--outage-after", c.outage_after,
+                "after this many chat requests, be away for --outage-s seconds (default -1: "
+                "never; docs/serving.md)");
+  m->add_option("--outage-s", c.outage_s, "how long the outage lasts, seconds");
+  m->add_option("--outage-status", c.outage_status,
+                "the status every route answers during the outage (default 503; 429, 502, 504)");
+  m->add_option("--outage-message", c.outage_message,
+                "the error message of those answers (default \"Loading model\", llama.cpp's)");
+  m->add_flag("--outage-refuse", c.outage_refuse,
+              "during the outage refuse connections instead of answering");
+  m->add_flag("--refuse-streamed-tools", c.refuse_streamed_tools,
+              "answer streamed requests with tools HTTP 500 \"Cannot use tools with stream\" "
+              "(llama.cpp before mid-2025)");
+  m->add_flag("--tools-require-jinja", c.tools_require_jinja,
+              "answer requests with tools HTTP 500 \"tools param requires --jinja flag\" "
+              "(llama.cpp b4748 without --jinja)");
+  m->add_option("--tool-calls-as-text", c.tool_calls_as_text,
+                "hermes | qwen_xml: write scripted tool calls into content (a server that "
+                "ignores tools)");
   m->add_option("--answers", o.answers,
                 "JSON answer table {\"answers\": [{match, content, reasoning, finish_reason}]}: "
                 "the first rule whose match is in the last user message decides the reply")
@@ -472,11 +532,19 @@ int RunMockCommand(const CLI::App& sub, MockOptions& o) {
   else throw Error("--usage '" + o.usage + "': expected separate, last or none");
   if (o.fault == "none") c.fault = MockFault::kNone;
   else if (o.fault == "500") c.fault = MockFault::kHttp500;
+  else if (o.fault == "400") c.fault = MockFault::kHttp400;
   else if (o.fault == "drop") c.fault = MockFault::kDrop;
   else if (o.fault == "stall") c.fault = MockFault::kStall;
   else if (o.fault == "malformed") c.fault = MockFault::kMalformed;
-  else throw Error("--fault '" + o.fault + "': expected none, 500, drop, stall or malformed");
+  else throw Error("--fault '" + o.fault + "': expected none, 400, 500, drop, stall or malformed");
   if (c.tokens_per_event < 1) throw Error("--tokens-per-event must be at least 1");
+  if (!c.tool_calls_as_text.empty() && c.tool_calls_as_text != "hermes" &&
+      c.tool_calls_as_text != "qwen_xml") {
+    throw Error("--tool-calls-as-text '" + c.tool_calls_as_text + "': expected hermes or qwen_xml");
+  }
+  if (c.outage_after >= 0 && c.outage_s <= 0) {
+    throw Error("--outage-after needs --outage-s SECONDS (how long the outage lasts)");
+  }
   if (c.decode_tps < 0 || c.ttft_ms < 0 || c.prefill_tps < 0) {
     throw Error("--decode-tps, --ttft-ms and --prefill-tps must not be negative");
   }

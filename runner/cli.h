@@ -14,4 +14,9 @@ int RunCli(int argc, const char* const* argv, const std::string& build_commit = 
 // Normalises an endpoint: no trailing slash, no trailing "/v1" (evalrun adds the paths itself).
 std::string NormalizeEndpoint(std::string url);
 
+// --wait-endpoint's value in seconds: a bare number is minutes ("30", "0.5"), or a number with
+// a unit: "90s", "45m", "2h". Throws Error("--wait-endpoint '5x': expected minutes (30, 0.5)
+// or a time with a unit (90s, 45m, 2h)") otherwise, and for a negative time.
+double ParseWaitEndpoint(const std::string& text);
+
 }  // namespace evalrun

@@ -30,6 +30,7 @@
 #include "results/speed_report.h"
 #include "results/store.h"
 #include "runner/agent_task.h"
+#include "runner/request_failure.h"
 #include "runner/speed_protocol.h"
 #include "runner/suite_loader.h"
 
@@ -59,25 +60,18 @@ std::string Seconds(double s) {
   return text;
 }
 
-// What went wrong with a request, for the retry decision.
-enum class Failure { kNone, kRetryable, kTimeout, kFatal, kCancelled };
-
-Failure Classify(const RequestRecord& r) {
-  switch (r.outcome) {
-    case RequestOutcome::kOk: return Failure::kNone;
-    case RequestOutcome::kConnectFailed:
-    case RequestOutcome::kDropped:
-    case RequestOutcome::kStreamError: return Failure::kRetryable;
-    case RequestOutcome::kHttpError:
-      return r.http_status >= 500 || r.http_status == 429 ? Failure::kRetryable : Failure::kFatal;
-    case RequestOutcome::kIdleTimeout:
-    case RequestOutcome::kTotalTimeout: return Failure::kTimeout;
-    case RequestOutcome::kMalformed: return Failure::kFatal;
-    case RequestOutcome::kCancelled: return Failure::kCancelled;
+// "5,120"
+std::string WithCommas(int64_t n) {
+  const std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out = n < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
   }
-  return Failure::kFatal;
+  return out;
 }
 
+// Any HTTP answer at all from /v1/models (a server that is loading answers too).
 bool EndpointAnswers(const std::string& endpoint, double timeout_s) {
   HttpRequest ping;
   ping.method = "GET";
@@ -85,6 +79,62 @@ bool EndpointAnswers(const std::string& endpoint, double timeout_s) {
   ping.connect_timeout_s = timeout_s;
   ping.total_timeout_s = timeout_s + 2;
   return Fetch(ping).status != 0;
+}
+
+// Where readiness is asked: the server's own /health where it has one (llama.cpp answers 503
+// there while it loads a model, vLLM and SGLang while they start), else /v1/models.
+std::string ReadinessPath(ServerKind kind) {
+  return kind == ServerKind::kGeneric ? "/v1/models" : "/health";
+}
+
+// The endpoint is ready for requests: its readiness path answers 2xx.
+bool EndpointReady(const std::string& endpoint, ServerKind kind, double timeout_s) {
+  HttpRequest ping;
+  ping.method = "GET";
+  ping.url = endpoint + ReadinessPath(kind);
+  ping.connect_timeout_s = timeout_s;
+  ping.total_timeout_s = timeout_s + 2;
+  HttpResponse r = Fetch(ping);
+  if ((r.status == 404 || r.status == 405) && kind != ServerKind::kGeneric) {
+    ping.url = endpoint + "/v1/models";  // no /health after all
+    r = Fetch(ping);
+  }
+  return r.status >= 200 && r.status < 300;
+}
+
+// One line for a failed request: "http_error: HTTP 503: Loading model".
+std::string FailureText(const RequestRecord& r) {
+  return std::string(OutcomeName(r.outcome)) +
+         (r.error_message.empty() ? "" : ": " + r.error_message);
+}
+
+// The text of a chat's messages, joined: what /tokenize counts as a lower bound of the prompt
+// (the chat template's own tokens come on top).
+std::string MessagesText(const json& messages) {
+  std::string text;
+  for (const json& m : messages) {
+    if (!m.is_object() || !m.contains("content")) continue;
+    const json& c = m["content"];
+    if (c.is_string()) {
+      text += c.get<std::string>() + "\n";
+    } else if (c.is_array()) {
+      for (const json& part : c) {
+        if (part.is_object() && part.contains("text") && part["text"].is_string()) {
+          text += part["text"].get<std::string>() + "\n";
+        }
+      }
+    }
+  }
+  return text;
+}
+
+// A streamed-only figure is never invented for a non-streamed answer: it arrived all at once,
+// so its first-token times are unknown (e2e, token counts and the server's timings stay).
+void MarkNonStreamed(RequestRecord& r) {
+  r.first_ns = -1;
+  r.first_content_ns = -1;
+  r.first_tool_call_ns = -1;
+  r.label += "+nostream";
 }
 
 // The JSON value of a task's thinking setting, as the backend's enum.
@@ -130,7 +180,7 @@ std::string SuiteHash(const Suite& suite) {
 }
 
 json SettingsJson(const SuiteRunConfig& c, const Suite& suite, const std::string& model) {
-  return {{"suite", c.suite_spec},
+  json settings = {{"suite", c.suite_spec},
           {"suite_commit", suite.commit},
           {"suite_tree", suite.tree},
           {"filter", c.filters},
@@ -143,6 +193,15 @@ json SettingsJson(const SuiteRunConfig& c, const Suite& suite, const std::string
           {"model", model},
           {"unsafe_no_sandbox", c.unsafe_no_sandbox},
           {"tool_format", ToolCallFormatName(c.tool_format)}};
+  if (!suite.pinned()) {
+    // Where an unpinned suite was read from, made absolute: export and verify run from another
+    // folder find it there (the spelling in "suite" is relative to the run's folder).
+    std::error_code error;
+    const fs::path spec = ParseSuiteSpec(c.suite_spec).name_or_path;
+    const fs::path dir = fs::weakly_canonical(fs::absolute(spec, error), error);
+    if (!error) settings["suite_dir"] = dir.string();
+  }
+  return settings;
 }
 
 std::string ShortValue(const json& v) {
@@ -305,6 +364,12 @@ class Scheduler {
     const double total = static_cast<double>(wall_ns_) * config_.concurrency;
     return total > 0 ? static_cast<double>(tools_ns_.load()) / total : 0;
   }
+  bool aborted() const { return aborted_.load(); }
+  std::string abort_message() {
+    std::lock_guard lock(early_mutex_);
+    return early_message_;
+  }
+  bool refused_streamed_tools() const { return no_streamed_tools_.load(); }
   std::vector<double> CommitMs() const {
     std::lock_guard lock(stats_mutex_);
     return commit_ms_;
@@ -313,7 +378,7 @@ class Scheduler {
  private:
   void Work(int slot) {
     StreamingClient& client = *clients_[static_cast<size_t>(slot)];
-    while (!stopping_.load() && !endpoint_gone_.load()) {
+    while (!stopping_.load() && !endpoint_gone_.load() && !aborted_.load()) {
       const size_t index = next_.fetch_add(1);
       if (index >= todo_.size()) break;
       RunTask(*todo_[index], client);
@@ -332,29 +397,43 @@ class Scheduler {
     return !stopping_.load() && !endpoint_gone_.load();
   }
 
-  // Waits while the endpoint is away (one worker logs the pause, all wait). False when it did
-  // not come back within --wait-endpoint or the run was stopped.
-  bool WaitForEndpoint(int64_t& slept_ns) {
+  // Blocks while another worker holds the run paused (the endpoint is away), so that no new
+  // request is sent into an endpoint known to be away. False when the run stopped meanwhile.
+  bool WaitWhilePaused(int64_t& slept_ns) {
+    if (!paused_.load()) return !stopping_.load() && !endpoint_gone_.load();
+    const TimePoint t0 = Clock::now();
+    std::unique_lock lock(wait_mutex_);
+    while (paused_.load() && !stopping_.load() && !endpoint_gone_.load()) {
+      wake_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+    slept_ns += NanosBetween(t0, Clock::now());
+    return !stopping_.load() && !endpoint_gone_.load();
+  }
+
+  // The endpoint is unavailable (`what` says how): pauses the whole run (one worker logs it),
+  // probes every --probe-interval until the endpoint is ready (2xx), and resumes. The wait
+  // counts from `since`, this request's first unavailable answer, so a server whose /health is
+  // fine while its chat route keeps answering 503 still ends after --wait-endpoint. False when
+  // the endpoint did not come back in time (the run stops) or the run was stopped.
+  bool WaitForEndpoint(const std::string& what, bool refused, TimePoint since,
+                       int64_t& slept_ns) {
     {
       std::lock_guard lock(pause_mutex_);
-      if (!paused_) {
-        paused_ = true;
+      if (!paused_.load()) {
+        paused_.store(true);
         pause_start_ = Clock::now();
-        const std::string message = "endpoint " + config_.endpoint +
-                                    " is unreachable: pausing, waiting up to " +
-                                    Seconds(config_.wait_endpoint_s) + " for it to come back";
+        ++pauses_;
+        const std::string message =
+            "endpoint " + config_.endpoint +
+            (refused ? " is unreachable" : " is unavailable (" + what + ")") +
+            ": pausing, waiting up to " + Seconds(config_.wait_endpoint_s) +
+            " for it to come back";
         store_.AddEvent(run_id_, "pause", message);
         progress_.Say("evalrun: " + message);
       }
     }
     while (true) {
-      if (EndpointAnswers(config_.endpoint, std::min(3.0, config_.connect_timeout_s))) break;
-      double waited;
-      {
-        std::lock_guard lock(pause_mutex_);
-        waited = NanosToSeconds(NanosBetween(pause_start_, Clock::now()));
-      }
-      if (waited >= config_.wait_endpoint_s) {
+      if (NanosToSeconds(NanosBetween(since, Clock::now())) >= config_.wait_endpoint_s) {
         if (!endpoint_gone_.exchange(true)) {
           const std::string message = "endpoint did not come back within " +
                                       Seconds(config_.wait_endpoint_s) + ": stopping the run";
@@ -365,17 +444,54 @@ class Scheduler {
         return false;
       }
       if (!Sleep(config_.probe_interval_s, slept_ns)) return false;
+      if (EndpointReady(config_.endpoint, server_.kind, std::min(3.0, config_.connect_timeout_s))) {
+        break;
+      }
     }
     std::lock_guard lock(pause_mutex_);
-    if (paused_) {
-      paused_ = false;
-      const std::string message =
-          "endpoint is back after " +
-          Seconds(NanosToSeconds(NanosBetween(pause_start_, Clock::now()))) + ": resuming";
+    if (paused_.load()) {
+      paused_.store(false);
+      const double paused_s = NanosToSeconds(NanosBetween(pause_start_, Clock::now()));
+      paused_s_ += paused_s;
+      const std::string message = "endpoint is back after " + Seconds(paused_s) + ": resuming";
       store_.AddEvent(run_id_, "resume", message);
       progress_.Say("evalrun: " + message);
+      wake_.notify_all();
     }
     return true;
+  }
+
+  // The early stop (docs/serving.md): when the first kEarlyStopTasks tasks this invocation
+  // finished all failed with one and the same permanent error, the run stops with the cause and
+  // its fix instead of marking every task.
+  void NoteTaskEnd(const TaskResult& result, FailureKind failure) {
+    if (result.grade.status == GradeStatus::kSkipped) return;
+    std::lock_guard lock(early_mutex_);
+    if (early_decided_) return;
+    const RequestRecord* last = result.requests.empty() ? nullptr : &result.requests.back();
+    if (failure != FailureKind::kPermanent || last == nullptr) {
+      early_decided_ = true;  // something worked (or failed otherwise): no early stop
+      return;
+    }
+    const std::string text = "HTTP " + std::to_string(last->http_status) + " " +
+                             last->error_message;
+    if (early_count_ > 0 && text != early_text_) {
+      early_decided_ = true;
+      return;
+    }
+    early_text_ = text;
+    if (++early_count_ < kEarlyStopTasks) return;
+    early_decided_ = true;
+    std::string fix = PermanentErrorFix(last->error_message, last->http_status);
+    early_message_ = "stopping the run: its first " + std::to_string(kEarlyStopTasks) +
+                     " tasks all failed with the same server error, which will not change with "
+                     "time: " + FailureText(*last) + ". " +
+                     (fix.empty() ? "Check the server's settings and the request evalrun sends"
+                                  : "Fix: " + fix) +
+                     "; then start a new run, or --resume this one (its failed tasks are run "
+                     "again)";
+    aborted_.store(true);
+    wake_.notify_all();
   }
 
   void RunTask(const Task& task, StreamingClient& client) {
@@ -410,13 +526,49 @@ class Scheduler {
       RunAgent(task, chat, client, result, t_start);
       return;
     }
-    const json body = BuildChatBody(chat, server_);
-    const double deadline = RequestDeadline(-1, chat.max_tokens);
+    // The context check before: a prompt that cannot fit is not sent (the server would cut it
+    // or refuse it); its numbers are the grade's reason. The count is the messages' bare text
+    // through the server's tokenizer: a lower bound (the chat template adds its own tokens).
+    ChatRequest sent = chat;
+    int64_t prompt_tokens = -1;
+    if (server_.has_tokenize) {
+      prompt_tokens = CountTokens(server_, MessagesText(chat.messages), Fetch).value_or(-1);
+    }
+    if (prompt_tokens > 0 && server_.context > 0) {
+      const int64_t room = server_.context - prompt_tokens;
+      const std::string per_slot =
+          server_.kind == ServerKind::kLlamaCpp ? " per slot (llama-server --ctx-size / --parallel)"
+                                                : "";
+      if (room > 0 && chat.max_tokens > room && room * 2 >= chat.max_tokens) {
+        // Most of the answer's room is there: send it with max_tokens lowered, and say so.
+        sent.max_tokens = room;
+        store_.AddEvent(run_id_, "context",
+                        "task '" + task.id + "': max_tokens lowered from " +
+                            WithCommas(chat.max_tokens) + " to " + WithCommas(room) +
+                            " to fit the server's context of " + WithCommas(server_.context) +
+                            " tokens" + per_slot + " (the prompt is at least " +
+                            WithCommas(prompt_tokens) + " tokens)");
+      } else if (room <= 0 || (chat.max_tokens > 0 && chat.max_tokens > room)) {
+        result.grade.status = GradeStatus::kSkipped;
+        result.grade.grader = task.grader.value("type", "");
+        result.grade.grader_version = task.grader_version;
+        result.grade.reason =
+            "does not fit the server's context: the prompt is at least " +
+            WithCommas(prompt_tokens) + " tokens" +
+            (chat.max_tokens > 0 ? " plus max_tokens " + WithCommas(chat.max_tokens)
+                                 : std::string()) +
+            ", the context is " + WithCommas(server_.context) + " tokens" + per_slot;
+        Commit(result, t_start, 0, 0);
+        return;
+      }
+    }
+    const json body = BuildChatBody(sent, server_);
+    const double deadline = RequestDeadline(prompt_tokens, sent.max_tokens);
     int64_t model_ns = 0;
     int64_t slept_ns = 0;
-    const Failure failure =
-        Send(task, body, chat.max_tokens, deadline, client, result, model_ns, slept_ns);
-    if (failure == Failure::kCancelled) {
+    const FailureKind failure = Send(task, body, sent.max_tokens, prompt_tokens, deadline, client,
+                                     result, model_ns, slept_ns);
+    if (failure == FailureKind::kCancelled) {
       // Not committed: an unfinished task starts over on --resume.
       own_ns_ += NanosBetween(t_start, Clock::now()) - model_ns - slept_ns;
       return;
@@ -426,24 +578,41 @@ class Scheduler {
     result.output = last.content;
     result.reasoning = last.reasoning;
     result.finish_reason = last.finish_reason;
-    if (failure == Failure::kNone) {
+    // The context check after: fewer prompt tokens reported than the bare text has means the
+    // server cut the prompt (llama.cpp before b5000 does so silently); the answer is to
+    // something else than the task, so it is not graded.
+    const bool cut = failure == FailureKind::kNone && prompt_tokens > 0 &&
+                     last.usage.prompt_tokens >= 0 && last.usage.prompt_tokens < prompt_tokens;
+    if (failure == FailureKind::kNone && !cut) {
       const Output output{last.content, last.reasoning, last.finish_reason};
       result.grade = GradeOutput(task, output, GradeContextFor());
+    } else if (cut) {
+      result.grade.grader = task.grader.value("type", "");
+      result.grade.grader_version = task.grader_version;
+      result.grade.status = GradeStatus::kEnvError;
+      result.grade.reason = "the server cut the prompt: " + WithCommas(last.usage.prompt_tokens) +
+                            " of " + WithCommas(prompt_tokens) + " tokens" +
+                            (server_.context > 0
+                                 ? " (its context is " + WithCommas(server_.context) + " tokens)"
+                                 : std::string());
+      ++env_errors_;
     } else {
       result.grade.grader = task.grader.value("type", "");
       result.grade.grader_version = task.grader_version;
-      const std::string what = std::string(OutcomeName(last.outcome)) +
-                               (last.error_message.empty() ? "" : ": " + last.error_message);
-      if (failure == Failure::kTimeout) {
+      const std::string what = FailureText(last);
+      if (failure == FailureKind::kTimeout) {
         result.grade.status = GradeStatus::kTimeout;
         result.grade.reason = "the request timed out (" + what + ")";
       } else {
         result.grade.status = GradeStatus::kEnvError;
-        result.grade.reason = "the endpoint failed: " + what;
+        result.grade.reason = (failure == FailureKind::kPermanent
+                                   ? "the server refused the request: "
+                                   : "the endpoint failed: ") + what;
         ++env_errors_;
       }
     }
     Commit(result, t_start, model_ns, slept_ns);
+    NoteTaskEnd(result, cut ? FailureKind::kNone : failure);
   }
 
   // One agent episode (runner/agent_task.h): every turn goes through Send, so turns get the
@@ -454,9 +623,9 @@ class Scheduler {
                 TaskResult& result, TimePoint t_start) {
     int64_t model_ns = 0;
     int64_t slept_ns = 0;
-    Failure stopped = Failure::kNone;
+    FailureKind stopped = FailureKind::kNone;
     const AgentSend send = [&](const ChatRequest& request, double remaining_s) {
-      if (stopped != Failure::kNone) {
+      if (stopped != FailureKind::kNone) {
         RequestRecord none;
         none.outcome = RequestOutcome::kCancelled;
         return none;
@@ -464,14 +633,17 @@ class Scheduler {
       const json body = BuildChatBody(request, server_);
       const double deadline =
           std::max(1.0, std::min(remaining_s, RequestDeadline(-1, request.max_tokens)));
-      const Failure failure =
-          Send(task, body, request.max_tokens, deadline, client, result, model_ns, slept_ns);
-      if (failure == Failure::kCancelled || failure == Failure::kFatal) stopped = failure;
+      const FailureKind failure = Send(task, body, request.max_tokens, -1, deadline, client,
+                                       result, model_ns, slept_ns);
+      if (failure == FailureKind::kCancelled || failure == FailureKind::kPermanent ||
+          failure == FailureKind::kTransient || failure == FailureKind::kUnavailable) {
+        stopped = failure;
+      }
       return result.requests.back();
     };
     AgentTaskOptions options;
     options.text_format = config_.tool_format;
-    options.abandoned = [&stopped] { return stopped != Failure::kNone; };
+    options.abandoned = [&stopped] { return stopped != FailureKind::kNone; };
     AgentTaskOutcome outcome = RunAgentTask(task, chat, send, GradeContextFor(), options);
     // The agent's tools (sandboxed commands, world scripts) run on evalrun's side: counted apart
     // so the overhead line can say how much of evalrun's time they were.
@@ -484,7 +656,7 @@ class Scheduler {
       }
       tools_ns_ += static_cast<int64_t>(tools_ms * 1e6);
     }
-    if (stopped == Failure::kCancelled) {
+    if (stopped == FailureKind::kCancelled) {
       own_ns_ += NanosBetween(t_start, Clock::now()) - model_ns - slept_ns;
       return;
     }
@@ -493,16 +665,18 @@ class Scheduler {
     result.finish_reason = std::move(outcome.finish_reason);
     result.transcript = std::move(outcome.transcript);
     result.grade = std::move(outcome.grade);
-    if (stopped == Failure::kFatal) {
+    if (stopped != FailureKind::kNone) {
       const RequestRecord& last = result.requests.back();
       result.grade.status = GradeStatus::kEnvError;
       result.grade.score = 0;
       result.grade.passed = false;
-      result.grade.reason = "the endpoint failed: " + std::string(OutcomeName(last.outcome)) +
-                            (last.error_message.empty() ? "" : ": " + last.error_message);
+      result.grade.reason = (stopped == FailureKind::kPermanent
+                                 ? "the server refused the request: "
+                                 : "the endpoint failed: ") + FailureText(last);
       ++env_errors_;
     }
     Commit(result, t_start, model_ns, slept_ns);
+    NoteTaskEnd(result, stopped);
   }
 
   GradeContext GradeContextFor() const {
@@ -513,54 +687,95 @@ class Scheduler {
     return context;
   }
 
-  // Sends one request for `task`, retrying environment failures with backoff and waiting
-  // while the endpoint is away; every attempt is appended to result.requests. Returns how the
-  // last attempt ended (kCancelled when the run stopped meanwhile).
-  Failure Send(const Task& task, const json& body, int64_t max_tokens, double deadline,
-               StreamingClient& client, TaskResult& result, int64_t& model_ns,
-               int64_t& slept_ns) {
+  // Sends one request for `task` (docs/serving.md): waits while the run is paused; an
+  // unavailable endpoint pauses the whole run and the request is sent again when it is back (no
+  // retry used up); a transient failure is retried with backoff, --max-retries times; a
+  // permanent one ends at once. A server that refuses streamed tool calls is noted once for the
+  // run, and this and every later request with tools goes non-streamed. Every attempt is
+  // appended to result.requests. Returns how the last attempt ended (kCancelled when the run
+  // stopped meanwhile).
+  FailureKind Send(const Task& task, json body, int64_t max_tokens, int64_t prompt_tokens,
+                   double deadline, StreamingClient& client, TaskResult& result,
+                   int64_t& model_ns, int64_t& slept_ns) {
     int retries_left = config_.max_retries;
     double backoff = config_.retry_backoff_s;
-    Failure failure = Failure::kNone;
+    int idle_timeouts = 0;
+    std::optional<TimePoint> unavailable_since;
+    const bool has_tools = body.contains("tools");
+    FailureKind failure = FailureKind::kNone;
     while (true) {
+      if (!WaitWhilePaused(slept_ns)) {
+        failure = FailureKind::kCancelled;
+        break;
+      }
+      const bool streamed = !(has_tools && no_streamed_tools_.load());
+      if (!streamed) {
+        body["stream"] = false;
+        body.erase("stream_options");
+      }
       RequestRecord record;
       record.label = task.id + "#" + std::to_string(result.requests.size());
       record.max_tokens = max_tokens;
+      record.prompt_tokens_sent = prompt_tokens;
       ChatStreamReader reader(record);
       const TimePoint t0 = Clock::now();
       client.Add(MakeChatHttpRequest(config_.endpoint, body, config_.idle_timeout_s, deadline),
                  &reader);
       client.Run();
       model_ns += NanosBetween(t0, Clock::now());
-      failure = Classify(record);
+      failure = ClassifyFailure(record, idle_timeouts);
+      if (record.outcome == RequestOutcome::kIdleTimeout) ++idle_timeouts;
+      if (!streamed && record.ok()) MarkNonStreamed(record);
       result.requests.push_back(std::move(record));
-      if (failure != Failure::kRetryable) break;
+      if (failure == FailureKind::kNone || failure == FailureKind::kTimeout ||
+          failure == FailureKind::kCancelled) {
+        break;
+      }
       if (stopping_.load()) {
-        failure = Failure::kCancelled;
+        failure = FailureKind::kCancelled;
         break;
       }
       const RequestRecord& last = result.requests.back();
-      const std::string what = std::string(OutcomeName(last.outcome)) +
-                               (last.error_message.empty() ? "" : ": " + last.error_message);
-      if (last.outcome == RequestOutcome::kConnectFailed ||
-          !EndpointAnswers(config_.endpoint, std::min(3.0, config_.connect_timeout_s))) {
-        // The endpoint is away: wait for it; the wait does not use up the task's retries.
-        if (!WaitForEndpoint(slept_ns)) {
-          failure = Failure::kCancelled;
-          break;
+      const std::string what = FailureText(last);
+      if (failure == FailureKind::kPermanent) {
+        if (streamed && has_tools && RefusesStreamedTools(last.error_message)) {
+          if (!no_streamed_tools_.exchange(true)) {
+            const std::string message =
+                "the server refuses streamed tool calls (" + what +
+                "): requests with tools are sent non-streamed from now on (their TTFT is not "
+                "measured)";
+            store_.AddEvent(run_id_, "server", message);
+            progress_.Say("evalrun: " + message);
+          }
+          ++result.attempts;
+          continue;  // at once, non-streamed: no retry used
         }
-      } else if (retries_left-- > 0) {
-        store_.AddEvent(run_id_, "retry", "task '" + task.id + "': " + what + "; retrying in " +
-                                              Seconds(backoff));
-        if (!Sleep(backoff, slept_ns)) {
-          failure = Failure::kCancelled;
-          break;
-        }
-        backoff *= 2;
-      } else {
-        failure = Failure::kFatal;
         break;
       }
+      if (failure == FailureKind::kUnavailable) {
+        if (!unavailable_since) unavailable_since = Clock::now();
+        if (!WaitForEndpoint(what, last.outcome == RequestOutcome::kConnectFailed,
+                             *unavailable_since, slept_ns)) {
+          failure = FailureKind::kCancelled;
+          break;
+        }
+        ++result.attempts;
+        continue;
+      }
+      // Transient.
+      unavailable_since.reset();
+      if (retries_left-- <= 0) {
+        // Out of retries: a request that last went silent is a timeout, as verify expects.
+        if (last.outcome == RequestOutcome::kIdleTimeout) failure = FailureKind::kTimeout;
+        break;
+      }
+      store_.AddEvent(run_id_, "retry", "task '" + task.id + "': " + what + "; retrying in " +
+                                            Seconds(backoff));
+      if (!Sleep(backoff, slept_ns)) {
+        failure = FailureKind::kCancelled;
+        break;
+      }
+      backoff *= 2;
       ++result.attempts;
     }
     return failure;
@@ -604,8 +819,18 @@ class Scheduler {
   std::mutex wait_mutex_;
   std::condition_variable wake_;
   std::mutex pause_mutex_;
-  bool paused_ = false;
+  std::atomic<bool> paused_{false};
   TimePoint pause_start_{};
+  int pauses_ = 0;          // under pause_mutex_
+  double paused_s_ = 0;     // under pause_mutex_
+  std::atomic<bool> no_streamed_tools_{false};  // the server refused a streamed request with tools
+  std::atomic<bool> aborted_{false};            // the early stop
+  static constexpr int kEarlyStopTasks = 3;
+  std::mutex early_mutex_;
+  bool early_decided_ = false;  // under early_mutex_, as are the three below
+  int early_count_ = 0;
+  std::string early_text_;
+  std::string early_message_;
   mutable std::mutex stats_mutex_;
   std::vector<double> commit_ms_;
 };
@@ -731,15 +956,15 @@ TaskResult RunSingleTask(const Task& task, const SuiteRunConfig& config, const S
   result.output = record.content;
   result.reasoning = record.reasoning;
   result.finish_reason = record.finish_reason;
-  const Failure failure = Classify(record);
-  if (failure == Failure::kNone) {
+  const FailureKind failure = ClassifyFailure(record, 1);
+  if (failure == FailureKind::kNone) {
     result.grade = GradeOutput(task, Output{record.content, record.reasoning, record.finish_reason},
                                context);
   } else {
     result.grade.grader = task.grader.value("type", "");
     result.grade.grader_version = task.grader_version;
     result.grade.status =
-        failure == Failure::kTimeout ? GradeStatus::kTimeout : GradeStatus::kEnvError;
+        failure == FailureKind::kTimeout ? GradeStatus::kTimeout : GradeStatus::kEnvError;
     result.grade.reason = std::string("the request ended ") + OutcomeName(record.outcome) +
                           (record.error_message.empty() ? "" : ": " + record.error_message);
   }
@@ -756,6 +981,7 @@ double RequestDeadline(int64_t prompt_tokens, int64_t max_tokens) {
 
 int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::ostream& log) {
   if (config.concurrency < 1) throw Error("--concurrency must be at least 1");
+  SetRepoMirrors(ParseRepoMirrors(config.repo_mirrors));
   if (config.quick && *config.quick < 1) throw Error("--quick must be at least 1 task per dimension");
   const LoadedSuite loaded = LoadSuite(config.suite_spec, config.resolve);
   const Suite& suite = loaded.suite;
@@ -765,6 +991,26 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
   if (!EndpointAnswers(config.endpoint, config.connect_timeout_s)) {
     throw Error("cannot reach the endpoint " + config.endpoint +
                 " (is the server running? evalrun mock-server starts a stand-in)");
+  }
+  // A server that answers but is not ready (llama.cpp loading its model: 503 on /health and
+  // /v1/models) is waited for, up to --wait-endpoint, and then asked again what it is.
+  if (!EndpointReady(config.endpoint, server.kind, config.connect_timeout_s)) {
+    if (!config.quiet) {
+      log << "evalrun: endpoint " << config.endpoint << " answers but is not ready (loading?): "
+          << "waiting up to " << Seconds(config.wait_endpoint_s) << std::endl;
+    }
+    const TimePoint t0 = Clock::now();
+    while (!EndpointReady(config.endpoint, server.kind, config.connect_timeout_s)) {
+      if (stop && stop->load()) return static_cast<int>(ExitCode::kInterrupted);
+      if (NanosToSeconds(NanosBetween(t0, Clock::now())) >= config.wait_endpoint_s) {
+        throw Error("the endpoint " + config.endpoint + " did not become ready within " +
+                        Seconds(config.wait_endpoint_s) + " (its " + ReadinessPath(server.kind) +
+                        " is not 2xx)",
+                    ExitCode::kSomeFailed);
+      }
+      std::this_thread::sleep_for(std::chrono::duration<double>(config.probe_interval_s));
+    }
+    server = DetectServer(config.endpoint, Fetch, config.server_kind);
   }
   const std::string model = config.model.empty() ? server.model : config.model;
   const json settings = SettingsJson(config, suite, model);
@@ -788,7 +1034,25 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
     const std::optional<RunInfo> run = store.FindRun(run_id);
     if (!run) throw Error(config.db + ": no run " + run_id + " (evalrun runs lists them)");
     if (run->kind != "suite") throw Error("run " + run_id + " is a " + run->kind + " run");
-    const std::string difference = SettingsDifference(settings, run->settings);
+    // The suite is matched by what it resolved to (repository made absolute, commit, tree), not
+    // by how it was spelled: `r/suite@C` run from r's parent and `/abs/r/suite@C` are one suite.
+    // An unpinned suite is matched by its tasks (ids and hashes, below).
+    json now_settings = settings;
+    json run_settings = run->settings;
+    for (const char* key : {"suite", "suite_dir"}) {
+      now_settings.erase(key);
+      if (run_settings.is_object()) run_settings.erase(key);
+    }
+    if (suite.pinned() || !run->suite_commit.empty()) {
+      const std::string resolved_now = suite.repo + ":" + suite.path + "@" + suite.commit;
+      const std::string resolved_run =
+          run->suite_repo + ":" + run->suite_path + "@" + run->suite_commit;
+      if (resolved_now != resolved_run || suite.tree != run->suite_tree) {
+        throw Error("--resume " + run_id + ": the suite is not the run's: " + config.suite_spec +
+                    " resolves to " + resolved_now + ", the run's was " + resolved_run);
+      }
+    }
+    const std::string difference = SettingsDifference(now_settings, run_settings);
     if (!difference.empty()) {
       throw Error("--resume " + run_id + ": settings differ from the run's: " + difference);
     }
@@ -806,8 +1070,19 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
       plan.push_back(it->second);
     }
     store.SetStatus(run_id, kRunRunning);
-    store.AddEvent(run_id, "resume", "resumed: " + std::to_string(store.FinishedCount(run_id)) +
-                                         " of " + std::to_string(plan.size()) + " tasks done");
+    const size_t again = store.EnvErrorTaskIds(run_id).size();
+    store.AddEvent(run_id, "resume",
+                   "resumed: " + std::to_string(store.FinishedCount(run_id) -
+                                                static_cast<int64_t>(again)) +
+                       " of " + std::to_string(plan.size()) + " tasks done" +
+                       (again > 0 ? ", " + std::to_string(again) +
+                                        " that ended env_error are run again"
+                                  : std::string()));
+    if (again > 0 && !config.quiet) {
+      log << "evalrun: resume: " << again << " task" << (again == 1 ? "" : "s")
+          << " that ended env_error " << (again == 1 ? "is" : "are")
+          << " run again (the earlier attempts' requests stay in the record)" << std::endl;
+    }
   } else {
     plan = SelectTasks(suite, config);
     if (plan.empty()) throw Error("no task matches the selection (--filter/--limit/--quick)");
@@ -835,7 +1110,11 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
     run_id = info.id;
   }
 
-  const std::set<std::string> finished = store.FinishedTaskIds(run_id);
+  // Finished: graded (or skipped, timed out...) tasks; env_error tasks are run again on resume.
+  std::set<std::string> finished = store.FinishedTaskIds(run_id);
+  if (config.resume) {
+    for (const std::string& id : store.EnvErrorTaskIds(run_id)) finished.erase(id);
+  }
   std::vector<const Task*> todo;
   for (const Task* task : plan) {
     if (!finished.count(task->id)) todo.push_back(task);
@@ -874,6 +1153,15 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
     }
   }
 
+  if (scheduler.aborted()) {
+    const std::string message = scheduler.abort_message();
+    store.SetStatus(run_id, kRunInterrupted);
+    store.AddEvent(run_id, "interrupt", message);
+    log << "evalrun: " << message << "\n"
+        << "evalrun: " << store.FinishedCount(run_id) << " of " << plan.size()
+        << " tasks are saved; resume with:\n  " << ResumeCommand(config, run_id) << std::endl;
+    return static_cast<int>(ExitCode::kSomeFailed);
+  }
   if (scheduler.interrupted() || scheduler.endpoint_gone()) {
     store.SetStatus(run_id, kRunInterrupted);
     store.AddEvent(run_id, "interrupt",

@@ -24,6 +24,7 @@ namespace evalrun {
 struct SuiteRunConfig {
   std::string suite_spec;                // SUITE as given
   ResolveOptions resolve;                // --suite-repo
+  std::vector<std::string> repo_mirrors; // --repo-mirror URL=PATH (tasks/git_source.h)
   std::string endpoint;                  // base URL, normalised
   std::string model;                     // "" -> the server's first model
   int concurrency = 1;                   // tasks in flight at once

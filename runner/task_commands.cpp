@@ -41,6 +41,9 @@ void AddTaskCommands(CLI::App& app, TaskCommandOptions& o) {
   validate_task->add_option("--task", o.validate_task_id, "the task id")->required();
   validate_task->add_option("--suite-repo", o.suite_repo,
                             "use this local clone or mirror for a registered suite name");
+  validate_task->add_option("--repo-mirror", o.repo_mirrors,
+                            "URL=PATH: a local clone to use for a repository task's URL "
+                            "(repeatable; docs/serving.md)");
 
   app.add_subcommand("suites", "list known suite names and where they resolve")->allow_extras();
 }
@@ -132,6 +135,7 @@ bool Check(const char* stage, const char* group, const std::map<std::string, std
 }  // namespace
 
 int RunValidateTaskCommand(const TaskCommandOptions& o) {
+  SetRepoMirrors(ParseRepoMirrors(o.repo_mirrors));
   ResolveOptions options;
   options.suite_repo = o.suite_repo;
   const LoadedSuite loaded = LoadSuite(o.validate_task_suite, options);

@@ -158,6 +158,11 @@ SuiteLookup FindSuite(const RunInfo& info, const VerifyConfig& config) {
   ResolveOptions resolve;
   if (info.suite_commit.empty()) {
     load = spec.name_or_path;  // unpinned: the folder on disk, as it is now
+    // The run recorded the folder made absolute, so export and verify find it from any folder.
+    const std::string recorded =
+        info.settings.is_object() ? info.settings.value("suite_dir", "") : "";
+    std::error_code error;
+    if (!recorded.empty() && fs::exists(recorded, error)) load = recorded;
     out.where = "the folder on disk '" + load + "' (unpinned: not a commit)";
   } else if (!config.suite_repo.empty() && !IsRegisteredName(spec.name_or_path)) {
     // A path suite checked against another clone: the same path inside it, at the commit.
@@ -302,6 +307,7 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
                         const SuiteLookup& suite, const VerifyConfig& config) {
   VerifyCheck c = NewCheck("grades");
   std::vector<std::string> not_rechecked;
+  std::vector<std::string> not_checked;
   size_t regraded = 0, failed = 0;
   const bool same_evalrun = bundle.run.info.evalrun_version == kVersion;
   for (const TaskResult& t : bundle.run.tasks) {
@@ -327,6 +333,10 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
           differs("skipped with reason '" + g.reason + "' but this evalrun gives '" +
                   it->second->skip_reason + "'");
         }
+      } else if (g.reason.rfind("does not fit the server's context", 0) == 0) {
+        // Decided by the run's server (its context), not by the task: nothing to recompute.
+        not_rechecked.push_back(name + " (skipped by the run's server context: '" + g.reason +
+                                "')");
       } else if (same_evalrun) {
         differs("skipped ('" + g.reason + "') but this evalrun (the same version) runs it");
       } else {
@@ -343,6 +353,18 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
         differs(std::string("the final request ended ") + OutcomeName(last.outcome) +
                 ", so the grade must be " + GradeStatusName(expected) +
                 " (score 0, failed); the bundle has " + GradeText(g));
+      }
+      continue;
+    }
+    if (last.prompt_tokens_sent > 0 && last.usage.prompt_tokens >= 0 &&
+        last.usage.prompt_tokens < last.prompt_tokens_sent) {
+      // The server reported fewer prompt tokens than were sent: the prompt was cut, and the
+      // answer is not graded (runner/suite_run.cpp, docs/serving.md).
+      ++regraded;
+      if (g.status != GradeStatus::kEnvError || g.passed || g.score != 0) {
+        differs("the server cut the prompt (" + std::to_string(last.usage.prompt_tokens) + " of " +
+                std::to_string(last.prompt_tokens_sent) + " tokens), so the grade must be " +
+                "env_error (score 0, failed); the bundle has " + GradeText(g));
       }
       continue;
     }
@@ -380,8 +402,11 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
     context.sandbox = config.sandbox;
     const Grade now =
         GradeOutput(task, Output{t.output, t.reasoning, t.finish_reason}, context);
-    if (now.status == GradeStatus::kSkipped && g.status != GradeStatus::kSkipped) {
-      not_rechecked.push_back(name + " (" + now.reason + ")");
+    if ((now.status == GradeStatus::kSkipped || now.status == GradeStatus::kEnvError) &&
+        now.status != g.status) {
+      // The grader could not run here (a repository this machine cannot reach, no sandbox, no
+      // python3/node): nothing is proven either way.
+      not_checked.push_back(name + ": " + now.reason);
       continue;
     }
     if (g.status == GradeStatus::kSkipped && now.status != GradeStatus::kSkipped &&
@@ -429,6 +454,12 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
       c.summary += "; " + std::to_string(not_rechecked.size()) + " not rechecked";
     }
   }
+  if (!not_checked.empty()) {
+    c.summary += "; " + std::to_string(not_checked.size()) +
+                 " not checked (the grader could not run on this machine)";
+  }
+  c.not_checked = not_checked.size();
+  for (auto& line : not_checked) Detail(c, "not checked: " + line);
   for (auto& line : not_rechecked) Detail(c, "not rechecked: " + line);
   return c;
 }
@@ -690,7 +721,7 @@ VerifyCheck CheckSpot(const Bundle& bundle, const std::map<std::string, const Ta
   if (thinking != "task") run.thinking = ParseThinking(thinking);
   const std::string model = settings.value("model", server.model);
 
-  size_t same_grade = 0, same_output = 0;
+  size_t same_grade = 0, same_output = 0, not_rerun = 0;
   for (const TaskResult* t : candidates) {
     GradeContext context;
     const auto s = stored.find(t->task_id);
@@ -706,6 +737,15 @@ VerifyCheck CheckSpot(const Bundle& bundle, const std::map<std::string, const Ta
     };
     context.sandbox = config.sandbox;
     const TaskResult now = RunSingleTask(*tasks.at(t->task_id), run, server, model, context);
+    const GradeStatus was = t->grade.status;
+    if ((now.grade.status == GradeStatus::kEnvError || now.grade.status == GradeStatus::kTimeout ||
+         now.grade.status == GradeStatus::kSkipped) &&
+        now.grade.status != was) {
+      // The rerun failed on the verifier's side (its endpoint, its sandbox): not a disagreement.
+      ++not_rerun;
+      Detail(c, "task '" + t->task_id + "': not rechecked: " + now.grade.reason);
+      continue;
+    }
     const bool grade_same = now.grade.status == t->grade.status &&
                             now.grade.score == t->grade.score &&
                             now.grade.passed == t->grade.passed;
@@ -720,8 +760,11 @@ VerifyCheck CheckSpot(const Bundle& bundle, const std::map<std::string, const Ta
   }
   c.summary = std::to_string(candidates.size()) + " tasks rerun against " + config.endpoint +
               " (seed " + std::to_string(config.seed) + "): " + std::to_string(same_grade) +
-              " same grade, " + std::to_string(same_output) + " identical output";
-  if (same_grade != candidates.size()) c.state = State::kFailed;
+              " same grade, " + std::to_string(same_output) + " identical output" +
+              (not_rerun > 0 ? ", " + std::to_string(not_rerun) +
+                                   " not rechecked (the rerun failed on this side)"
+                             : std::string());
+  if (same_grade + not_rerun != candidates.size()) c.state = State::kFailed;
   return c;
 }
 
@@ -791,7 +834,18 @@ std::string RenderVerifyReport(const std::vector<VerifyCheck>& checks) {
       out += "  - ... and " + std::to_string(c.details.size() - kMaxDetails) + " more\n";
     }
   }
-  out += failed.empty() ? "verify: ok\n" : "verify: FAILED (" + failed + ")\n";
+  size_t not_checked = 0;
+  for (const VerifyCheck& c : checks) not_checked += c.not_checked;
+  if (!failed.empty()) {
+    out += "verify: FAILED (" + failed + ")\n";
+  } else if (not_checked > 0) {
+    out += "verify: no mismatch, but " + std::to_string(not_checked) + " grade" +
+           (not_checked == 1 ? " was" : "s were") +
+           " not checked (exit 4; --repo-mirror URL=PATH or verify --fetch brings missing "
+           "repositories)\n";
+  } else {
+    out += "verify: ok\n";
+  }
   return ValidUtf8(out);
 }
 
@@ -805,6 +859,8 @@ void AddVerifyCommands(CLI::App& app, VerifyOptions& o) {
       ->required();
   e->add_option("--suite-repo", o.suite_repo,
                 "a local clone for a registered suite name (to include the task data)");
+  e->add_option("--repo-mirror", o.repo_mirrors,
+                "URL=PATH: a local clone to use for a repository's URL (repeatable)");
   CLI::App* v = app.add_subcommand(
       "verify", "check a bundle offline: hash, grades, figures, task hashes, pinning");
   v->allow_extras();
@@ -813,6 +869,10 @@ void AddVerifyCommands(CLI::App& app, VerifyOptions& o) {
                 "a local clone holding the suite's commit (a registered name's repository, or "
                 "the repository of a PATH@REV suite)");
   v->add_option("--expect-hash", o.expect_hash, "the result hash the bundle must have");
+  v->add_option("--repo-mirror", o.repo_mirrors,
+                "URL=PATH: a local clone to use for a repository's URL (repeatable)");
+  v->add_flag("--fetch", o.fetch,
+              "let verify clone or fetch repositories it lacks (it is offline otherwise)");
   v->add_option("--spot", o.spot,
                 "also rerun N random tasks against --endpoint with the run's settings and "
                 "report agreement");
@@ -821,6 +881,7 @@ void AddVerifyCommands(CLI::App& app, VerifyOptions& o) {
 }
 
 int RunExportCommand(const VerifyOptions& o) {
+  SetRepoMirrors(ParseRepoMirrors(o.repo_mirrors));
   if (!std::ifstream(o.db)) throw Error(o.db + ": no results database here (--db names another)");
   const ResultStore store(o.db);
   std::string note;
@@ -844,6 +905,10 @@ int RunExportCommand(const VerifyOptions& o) {
 }
 
 int RunVerifyCommand(const VerifyOptions& o) {
+  SetRepoMirrors(ParseRepoMirrors(o.repo_mirrors));
+  // Verify is offline unless a flag says otherwise: no clone or fetch of a repository.
+  SetNetworkAllowed(o.fetch, " (verify --fetch allows it, or --repo-mirror URL=PATH names a "
+                             "local clone)");
   const Bundle bundle = ReadBundle(o.bundle);
   const std::unique_ptr<Sandbox> sandbox = MakeBubblewrapSandbox();
   VerifyConfig config;
@@ -863,10 +928,12 @@ int RunVerifyCommand(const VerifyOptions& o) {
   std::cout << "bundle: " << o.bundle << " (run " << bundle.run.info.id << ", "
             << bundle.run.tasks.size() << " task records)\n"
             << RenderVerifyReport(checks) << std::flush;
+  size_t not_checked = 0;
   for (const VerifyCheck& c : checks) {
     if (c.state == VerifyCheck::State::kFailed) return static_cast<int>(ExitCode::kVerifyFailed);
+    not_checked += c.not_checked;
   }
-  return 0;
+  return not_checked > 0 ? kVerifyNotCheckedExit : 0;
 }
 
 }  // namespace evalrun

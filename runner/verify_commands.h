@@ -31,14 +31,23 @@ struct VerifyOptions {
   int spot = 0;             // verify --spot N
   std::string endpoint;     // verify --endpoint URL (with --spot)
   int64_t seed = -1;        // verify --seed: which tasks --spot picks (-1: a random seed)
+  std::vector<std::string> repo_mirrors;  // --repo-mirror URL=PATH (export, verify)
+  bool fetch = false;       // verify --fetch: may clone/fetch repositories missing here
 };
+
+// verify's exit code when no check proves a mismatch but some grades could not be recomputed on
+// this machine (docs/bundle-format.md); 3 (ExitCode::kVerifyFailed) stays for mismatches.
+inline constexpr int kVerifyNotCheckedExit = 4;
 
 void AddVerifyCommands(CLI::App& app, VerifyOptions& options);
 // Writes the bundle; prints "evalrun: wrote FILE (result hash H)" on stderr. Exit 0. Throws
 // Error (exit 2) for an unknown run, an unreadable database or an unwritable --out.
 int RunExportCommand(const VerifyOptions& options);
 // Prints one line per check on stdout; returns 0 when every check passes, 3 (kVerifyFailed)
-// when any fails. Throws Error (exit 2) when the bundle cannot be read (naming the member).
+// when any proves a mismatch, 4 (kVerifyNotCheckedExit) when none does but some grades could not be
+// recomputed on this machine (a repository it cannot reach, no sandbox, no python3/node).
+// Never uses the network unless --fetch (repositories) or --spot (the endpoint) says so.
+// Throws Error (exit 2) when the bundle cannot be read (naming the member).
 int RunVerifyCommand(const VerifyOptions& options);
 
 // The bundle document of a stored run, with the data of every planned task whose suite could be
@@ -54,6 +63,7 @@ struct VerifyCheck {
   State state = State::kOk;
   std::string summary;  // one line: what was checked, or what failed
   std::vector<std::string> details;  // each disagreement (or task not rechecked), named
+  size_t not_checked = 0;  // grades this machine could not recompute (exit 4 when no failure)
 };
 
 struct VerifyConfig {

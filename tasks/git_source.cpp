@@ -369,8 +369,105 @@ void CloneInto(const fs::path& dir, const std::string& url) {
 
 }  // namespace
 
+namespace {
+
+// The process's mirror table and network permission (SetRepoMirrors, SetNetworkAllowed): set
+// once by the command line before any work starts, read by every clone.
+struct RepoAccess {
+  std::mutex mutex;
+  std::map<std::string, std::string> mirrors;
+  bool network = true;
+  std::string offline_hint;
+};
+
+RepoAccess& Access() {
+  static RepoAccess access;
+  return access;
+}
+
+std::string TrimUrl(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  if (EndsWith(url, ".git")) url.resize(url.size() - 4);
+  return url;
+}
+
+bool IsRepository(const fs::path& path) {
+  git_repository* raw = nullptr;
+  if (git_repository_open_ext(&raw, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) {
+    return false;
+  }
+  git_repository_free(raw);
+  return true;
+}
+
+}  // namespace
+
+void SetRepoMirrors(const std::map<std::string, std::string>& mirrors) {
+  std::lock_guard lock(Access().mutex);
+  Access().mirrors.clear();
+  for (const auto& [url, path] : mirrors) Access().mirrors[TrimUrl(url)] = path;
+}
+
+std::map<std::string, std::string> ParseRepoMirrors(const std::vector<std::string>& values) {
+  std::map<std::string, std::string> out;
+  for (const std::string& value : values) {
+    const size_t scheme = value.find("://");
+    const size_t eq = value.find('=', scheme == std::string::npos ? 0 : scheme + 3);
+    if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) {
+      throw Error("--repo-mirror '" + value +
+                  "': expected URL=PATH, e.g. https://github.com/o/r=/srv/mirrors/r.git");
+    }
+    std::error_code error;
+    const fs::path path = fs::absolute(value.substr(eq + 1), error);
+    out[value.substr(0, eq)] = path.lexically_normal().string();
+  }
+  return out;
+}
+
+void SetNetworkAllowed(bool allowed, const std::string& hint) {
+  std::lock_guard lock(Access().mutex);
+  Access().network = allowed;
+  Access().offline_hint = hint;
+}
+
+std::optional<std::string> FindRepoMirror(const std::string& url) {
+  std::map<std::string, std::string> mirrors;
+  {
+    std::lock_guard lock(Access().mutex);
+    mirrors = Access().mirrors;
+  }
+  const std::string key = TrimUrl(url);
+  if (const auto it = mirrors.find(key); it != mirrors.end()) {
+    if (!IsRepository(it->second)) {
+      throw Error("--repo-mirror " + url + "=" + it->second + ": not a git repository");
+    }
+    return it->second;
+  }
+  const std::string folder = EnvOr("EVALRUN_REPO_MIRRORS", "");
+  if (folder.empty()) return std::nullopt;
+  // The cache's own name first (a copied cache folder is a mirror folder), then the URL's last
+  // part, with and without ".git".
+  const std::string base = fs::path(key).filename().string();
+  for (const std::string& name : {CacheFolderName(url), base + ".git", base}) {
+    const fs::path candidate = fs::path(folder) / name;
+    std::error_code error;
+    if (!name.empty() && fs::is_directory(candidate, error) && IsRepository(candidate)) {
+      return candidate.string();
+    }
+  }
+  return std::nullopt;
+}
+
 std::string EnsureCachedClone(const std::string& url, const std::string& rev) {
   EnsureLibgit2();
+  if (const std::optional<std::string> mirror = FindRepoMirror(url)) return *mirror;
+  bool network = true;
+  std::string hint;
+  {
+    std::lock_guard lock(Access().mutex);
+    network = Access().network;
+    hint = Access().offline_hint;
+  }
   const fs::path root = CacheRoot();
   std::error_code error;
   fs::create_directories(root, error);
@@ -382,6 +479,10 @@ std::string EnsureCachedClone(const std::string& url, const std::string& rev) {
   const fs::path dir = root / name;
 
   if (!fs::exists(dir, error)) {
+    if (!network) {
+      throw Error("cannot fetch " + url + ": not in the repository cache (" + dir.string() +
+                  ") and this command does not use the network" + hint);
+    }
     // Clone beside it and rename into place, so an interrupted clone never looks like a clone
     // and two processes cloning at once both end with one good copy.
     const fs::path partial = root / (name + ".partial-" + std::to_string(getpid()));
@@ -404,6 +505,14 @@ std::string EnsureCachedClone(const std::string& url, const std::string& rev) {
   }
   RepoPtr repo(raw);
   if (!WantsFetch(repo.get(), rev)) return dir.string();
+  if (!network) {
+    git_object* object = nullptr;
+    const int found = git_revparse_single(&object, repo.get(), rev.c_str());
+    ObjectPtr owned(object);
+    if (found == 0) return dir.string();  // a ref as last fetched: the commit is recorded
+    throw Error("cannot fetch " + url + ": '" + rev + "' is not in the repository cache (" +
+                dir.string() + ") and this command does not use the network" + hint);
+  }
   try {
     FetchOrigin(repo.get(), url);
   } catch (const Error&) {

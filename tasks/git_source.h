@@ -89,6 +89,25 @@ std::unique_ptr<GitTreeFiles> OpenRevision(const std::string& repo_path, const s
 // is made beside the cache folder and renamed into place, so an interrupted one is never used.
 std::string EnsureCachedClone(const std::string& url, const std::string& rev);
 
+// Repository mirrors (docs/serving.md "Offline repositories"): EnsureCachedClone(url) returns the
+// mirror of `url` instead of touching the cache or the network, when there is one:
+//   - SetRepoMirrors' table (--repo-mirror URL=PATH; URLs compared without a trailing "/" or
+//     ".git"), PATH being any git repository (bare or not) that holds the commits;
+//   - else $EVALRUN_REPO_MIRRORS/<CacheFolderName(url)>, /<last URL part>.git or /<last URL
+//     part>, whichever is a git repository (a copy of the cache folder is a mirror folder).
+// A table entry that is no git repository is an Error("--repo-mirror URL=PATH: not a git
+// repository"). Process-wide, set by the command line before work starts.
+void SetRepoMirrors(const std::map<std::string, std::string>& mirrors);
+// "URL=PATH" values of --repo-mirror as a table (PATH made absolute), split at the first '='
+// after the URL's "://" (URLs rarely hold '=', paths may). Throws
+// Error("--repo-mirror 'x': expected URL=PATH, e.g. https://github.com/o/r=/srv/mirrors/r.git").
+std::map<std::string, std::string> ParseRepoMirrors(const std::vector<std::string>& values);
+std::optional<std::string> FindRepoMirror(const std::string& url);
+// With `allowed` false, EnsureCachedClone never fetches: a URL or revision missing from the cache
+// (and without a mirror) is an Error ending in "... and this command does not use the network"
+// followed by `hint` (e.g. " (--fetch allows it, or --repo-mirror URL=PATH)"). For `verify`.
+void SetNetworkAllowed(bool allowed, const std::string& hint = "");
+
 // The cache folder name for `url`: the URL without its scheme and ".git", sanitised to
 // [A-Za-z0-9._-] (at most 64 characters, keeping the end), then '-' and 12 hex of its SHA-256.
 // "https://github.com/suncityldp/zx-bench" -> "github.com_suncityldp_zx-bench-<12 hex>".

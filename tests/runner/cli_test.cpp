@@ -81,7 +81,7 @@ TEST_CASE("cli: usage errors exit 2 with a hint", "[cli]") {
       Case{"speed --endpoint http://127.0.0.1:9 --thinking maybe",
            "evalrun: error: --thinking 'maybe': expected on, off or auto\n"},
       Case{"mock-server --fault explode",
-           "evalrun: error: --fault 'explode': expected none, 500, drop, stall or malformed\n"},
+           "evalrun: error: --fault 'explode': expected none, 400, 500, drop, stall or malformed\n"},
       Case{"speed", "evalrun: error: --endpoint is required\n"});
   INFO(c.args);
   const Run r = Evalrun(c.args);
