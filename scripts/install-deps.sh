@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything evalrun needs to build and test on Debian 12, from Debian's own packages.
+# clang and libclang-rt-dev (libFuzzer's runtime) are for scripts/fuzz.sh: Debian 12 gives clang
+# 14, Debian 13 clang 19, both through these same metapackage names.
 # Safe to run again; needs root (or sudo).
 set -euo pipefail
 
@@ -8,6 +10,7 @@ packages=(
   libcurl4-openssl-dev libyaml-cpp-dev nlohmann-json3-dev libgit2-dev libsqlite3-dev
   catch2 libcli11-dev libfmt-dev libssl-dev libpcre2-dev bubblewrap
   chromium
+  clang libclang-rt-dev
 )
 
 missing=()
