@@ -190,10 +190,10 @@ void ReadUsage(const nlohmann::json& usage, RequestRecord& record) {
 
 // llama.cpp's `timings` and SGLang's `meta_info` are a handful of numbers; a server that sends a
 // larger object has it replaced by a note, so the store does not grow by megabytes per request.
-nlohmann::json CappedRaw(const nlohmann::json& value, std::string_view text) {
-  if (text.size() <= limits::kTimingsBytes) return value;
+nlohmann::json CappedRaw(const nlohmann::json& value, size_t text_bytes) {
+  if (text_bytes <= limits::kTimingsBytes) return value;
   return {{"evalrun_dropped",
-           "object of " + std::to_string(text.size()) + " bytes, above the " +
+           "object of " + std::to_string(text_bytes) + " bytes, above the " +
                std::to_string(limits::kTimingsBytes >> 10) + " KiB kept (docs/limits.md)"}};
 }
 

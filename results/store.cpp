@@ -11,6 +11,8 @@
 #include <ctime>
 #include <mutex>
 #include <random>
+#include <string_view>
+#include <thread>
 #include <utility>
 
 #include "core/clock.h"
@@ -281,11 +283,22 @@ ResultStore::ResultStore(const std::string& path) : impl_(std::make_unique<Impl>
     throw Error(path + ": the results database is read-only (check the permissions of the file "
                        "and its folder, or pass another --db)", ExitCode::kSomeFailed);
   }
-  try {
-    impl_->Exec("PRAGMA journal_mode=WAL");
-  } catch (const Error& e) {
-    if (e.code() == ExitCode::kSomeFailed) throw;  // read-only, full or locked: said above
-    throw Error(path + ": not a results database (" + e.what() + ")");
+  // Switching a new file to WAL needs it alone for a moment, and sqlite answers SQLITE_BUSY at
+  // once (no busy handler) when another connection is opening it too: two first runs on one new
+  // file retry here for up to 10 s instead of failing.
+  for (int attempt = 0;; ++attempt) {
+    try {
+      impl_->Exec("PRAGMA journal_mode=WAL");
+      break;
+    } catch (const Error& e) {
+      const bool busy = std::string_view(e.what()).find("locked") != std::string_view::npos;
+      if (busy && attempt < 200) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        continue;
+      }
+      if (e.code() == ExitCode::kSomeFailed) throw;  // read-only, full or locked: said above
+      throw Error(path + ": not a results database (" + e.what() + ")");
+    }
   }
   impl_->Exec("PRAGMA synchronous=NORMAL");
   impl_->Exec("PRAGMA foreign_keys=ON");

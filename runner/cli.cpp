@@ -105,8 +105,8 @@ std::map<std::string, std::string> ParseLabels(const std::vector<std::string>& l
 }
 
 // Range checks for numeric options (docs/limits.md): a usage error naming the flag, the value
-// and the range, never a value silently replaced or sent. `given` is false for an option left at
-// its default.
+// and the range, never a value silently replaced or sent. Only options the user gave are checked
+// (sub.count), so the defaults' own sentinels (-1 = none) stay as they are.
 std::string RangeText(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include <yaml-cpp/depthguard.h>  // DeepRecursion (yaml-cpp 0.7 and 0.8)
 #include <yaml-cpp/yaml.h>
 
 #include "core/canonical_json.h"
