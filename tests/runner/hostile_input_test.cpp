@@ -803,3 +803,42 @@ TEST_CASE("hostile: a read-only database says so", "[hostile]") {
     CHECK(e.code() == evalrun::ExitCode::kSomeFailed);
   }
 }
+
+TEST_CASE("hostile: a stranger's bundle with absurd figures renders as md, html and card",
+          "[hostile]") {
+  evalrun::RunData run;
+  run.info.id = "r1";
+  run.info.kind = "suite";
+  run.info.status = "finished";
+  run.info.model = std::string("evil\n\xE2\x80\xAEmodel", 13);
+  for (int i = 0; i < 3; ++i) {
+    evalrun::TaskResult task;
+    task.task_id = "t" + std::to_string(i);
+    task.dimension = "d";
+    task.difficulty = "easy";
+    task.weight = 1;
+    task.grade.status = evalrun::GradeStatus::kGraded;
+    task.grade.score = 1;
+    task.grade.passed = true;
+    RequestRecord r;
+    r.first_ns = 1000;
+    r.last_ns = 2000 + i;
+    r.end_ns = 3000;
+    r.text_event_ns = {1000, 2000};
+    r.usage_reported = true;
+    r.usage.completion_tokens = INT64_MAX - i;
+    r.usage.prompt_tokens = INT64_MAX;
+    r.usage.cached_tokens = -100;
+    task.requests.push_back(r);
+    run.tasks.push_back(task);
+  }
+  std::string md, html, card;
+  CHECK_NOTHROW(md = evalrun::RenderRunMarkdown(run, "abc"));
+  CHECK_NOTHROW(html = evalrun::RenderRunHtml(run, "abc"));
+  CHECK_NOTHROW(card = evalrun::RenderCardSvg(run, "abc"));
+  // Escaped (then markdown doubles the backslash): no raw newline or bidi override.
+  CHECK_THAT(md, Catch::Contains("evil\\\\n\\\\u202emodel"));
+  CHECK(md.find("evil\n") == std::string::npos);
+  CHECK(md.find("\xE2\x80\xAE") == std::string::npos);
+  CHECK(html.find("\xE2\x80\xAE") == std::string::npos);
+}
