@@ -56,9 +56,11 @@ for target in "${targets[@]}"; do
   findings="$build/findings/$target"
   mkdir -p "$findings"
   log="$build/$target.log"
+  max_len=65536
+  [ "$target" = bundle_fuzz ] && max_len=262144  # the seed bundle is ~120 KB
   echo "fuzz: $target for ${seconds}s"
   if "$build/fuzz/$target" "$build/corpus/$target" -max_total_time="$seconds" -rss_limit_mb=2048 \
-      -timeout=10 -max_len=65536 -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1; then
+      -timeout=10 -max_len="$max_len" -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1; then
     runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
     echo "fuzz: $target: ok, $runs runs"
   else
