@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/limits.h"
+
 namespace evalrun {
 
 RequestMetrics ComputeMetrics(const RequestRecord& r) {
@@ -48,7 +50,7 @@ std::optional<double> AggregateTps(std::span<const RequestRecord> records) {
   for (const auto& r : records) {
     if (!r.ok() || r.first_ns < 0 || r.last_ns < 0) continue;
     any = true;
-    tokens += std::max<int64_t>(0, r.completion_tokens() - 1);
+    tokens = limits::SaturatingAdd(tokens, std::max<int64_t>(0, r.completion_tokens() - 1));
     first = std::min(first, r.t_send + std::chrono::nanoseconds(r.first_ns));
     last = std::max(last, r.t_send + std::chrono::nanoseconds(r.last_ns));
   }
@@ -63,7 +65,7 @@ std::optional<double> UniAggregateTps(std::span<const RequestRecord> records) {
   for (const auto& r : records) {
     if (!r.ok() || r.first_ns < 0 || r.end_ns < 0) continue;
     any = true;
-    tokens += std::max<int64_t>(0, r.completion_tokens() - 1);
+    tokens = limits::SaturatingAdd(tokens, std::max<int64_t>(0, r.completion_tokens() - 1));
     longest = std::max(longest, r.end_ns - r.first_ns);
   }
   if (!any || longest <= 0) return std::nullopt;

@@ -7,11 +7,13 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <vector>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "plugins/curl_handles.h"
 
 namespace evalrun {
@@ -70,7 +72,11 @@ int ResponseCode(CURL* easy) {
 }
 
 size_t AppendBody(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
+  auto& body = *static_cast<std::string*>(user);
+  // A body past the cap (docs/limits.md) ends the transfer (curl: write error) instead of
+  // growing without bound.
+  if (body.size() + size * count > limits::kResponseBodyBytes) return 0;
+  body.append(data, size * count);
   return size * count;
 }
 
@@ -102,6 +108,11 @@ HttpResponse Fetch(const HttpRequest& request) {
   char error_buffer[CURL_ERROR_SIZE] = {};
   curl::Slist headers = ApplyCommonOptions(easy.get(), request);
   curl_easy_setopt(easy.get(), CURLOPT_TIMEOUT_MS, Millis(request.total_timeout_s));
+  // The idle gap, as the streaming client enforces it: under 1 byte/s for that many seconds
+  // (whole seconds, curl's unit), so a silent server costs idle_timeout_s, not the total.
+  curl_easy_setopt(easy.get(), CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(easy.get(), CURLOPT_LOW_SPEED_TIME,
+                   static_cast<long>(std::max(1.0, std::ceil(request.idle_timeout_s))));
   curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, AppendBody);
   curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &response.body);
   curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, error_buffer);

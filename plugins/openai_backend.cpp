@@ -1,6 +1,11 @@
 #include "plugins/openai_backend.h"
 
+#include <algorithm>
 #include <cstdio>
+
+#include "core/json_depth.h"
+#include "core/limits.h"
+#include "core/terminal_text.h"
 
 namespace evalrun {
 
@@ -66,10 +71,26 @@ std::optional<double> Number(const nlohmann::json& object, const char* key) {
   return it->get<double>();
 }
 
+// A token count as the server sent it: -1 when absent or not a number; kImpossible when it is a
+// number no request can have (negative, fractional, above limits::kMaxTokenCount).
+constexpr int64_t kImpossible = -2;
+
 int64_t Count(const nlohmann::json& object, const char* key) {
   auto it = object.find(key);
   if (it == object.end() || !it->is_number()) return -1;
-  return it->get<int64_t>();
+  if (it->is_number_unsigned()) {
+    const auto n = it->get<uint64_t>();
+    return n > static_cast<uint64_t>(limits::kMaxTokenCount) ? kImpossible : static_cast<int64_t>(n);
+  }
+  if (it->is_number_integer()) {
+    const auto n = it->get<int64_t>();
+    return n < 0 || n > limits::kMaxTokenCount ? kImpossible : n;
+  }
+  const double d = it->get<double>();  // 12.0 is a count; 1e300, -1, 0.5 and nan are not
+  if (!(d >= 0 && d <= static_cast<double>(limits::kMaxTokenCount)) || d != static_cast<int64_t>(d)) {
+    return kImpossible;
+  }
+  return static_cast<int64_t>(d);
 }
 
 // The server's error text from `{"error": {"message": ...}}`, `{"error": "..."}`, or the raw body.
@@ -82,32 +103,104 @@ std::string ErrorText(const nlohmann::json& error) {
   return error.dump();
 }
 
+// The server's words as one printable line: newlines become spaces, other control characters,
+// bidi overrides and invalid UTF-8 visible escapes (core/terminal_text.h).
 std::string OneLine(std::string text, size_t limit = 300) {
   for (char& c : text) {
     if (c == '\n' || c == '\r') c = ' ';
   }
   if (text.size() > limit) text = text.substr(0, limit) + "...";
+  return TerminalText(text);
+}
+
+// Text for a flag: the JSON value, cut short.
+std::string Shown(const nlohmann::json& value) {
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.size() > 40) text = text.substr(0, 40) + "...";
   return text;
 }
 
+// Reads the server's token counts. A count no request can have (negative, fractional, above
+// limits::kMaxTokenCount, cached above prompt, reasoning above completion, completion far above
+// max_tokens) is never turned into a figure: every count is dropped (the figures fall back to
+// text events, as for a server that reports none), the raw object is kept, and the request is
+// flagged in error_message: "server reported an impossible value: ...". Its outcome stays ok: the
+// answer itself may be fine and is still graded.
 void ReadUsage(const nlohmann::json& usage, RequestRecord& record) {
   if (!usage.is_object()) return;
   record.usage.raw = usage;
-  record.usage.prompt_tokens = Count(usage, "prompt_tokens");
-  record.usage.completion_tokens = Count(usage, "completion_tokens");
+  Usage u;
+  u.raw = usage;
+  u.prompt_tokens = Count(usage, "prompt_tokens");
+  u.completion_tokens = Count(usage, "completion_tokens");
+  const nlohmann::json* prompt_details = nullptr;
+  const nlohmann::json* completion_details = nullptr;
   if (auto it = usage.find("prompt_tokens_details"); it != usage.end() && it->is_object()) {
-    record.usage.cached_tokens = Count(*it, "cached_tokens");
+    prompt_details = &*it;
+    u.cached_tokens = Count(*it, "cached_tokens");
   }
   if (auto it = usage.find("completion_tokens_details"); it != usage.end() && it->is_object()) {
-    record.usage.reasoning_tokens = Count(*it, "reasoning_tokens");
+    completion_details = &*it;
+    u.reasoning_tokens = Count(*it, "reasoning_tokens");
   }
+  std::string impossible;
+  const auto check = [&](int64_t value, const nlohmann::json* object, const char* key,
+                         const char* path) {
+    if (value == kImpossible && impossible.empty()) {
+      impossible = std::string(path) + " = " + Shown((*object)[key]);
+    }
+  };
+  check(u.prompt_tokens, &usage, "prompt_tokens", "usage.prompt_tokens");
+  check(u.completion_tokens, &usage, "completion_tokens", "usage.completion_tokens");
+  if (prompt_details) {
+    check(u.cached_tokens, prompt_details, "cached_tokens",
+          "usage.prompt_tokens_details.cached_tokens");
+  }
+  if (completion_details) {
+    check(u.reasoning_tokens, completion_details, "reasoning_tokens",
+          "usage.completion_tokens_details.reasoning_tokens");
+  }
+  if (impossible.empty() && u.cached_tokens >= 0 && u.prompt_tokens >= 0 &&
+      u.cached_tokens > u.prompt_tokens) {
+    impossible = "cached_tokens " + std::to_string(u.cached_tokens) + " > prompt_tokens " +
+                 std::to_string(u.prompt_tokens);
+  }
+  if (impossible.empty() && u.reasoning_tokens >= 0 && u.completion_tokens >= 0 &&
+      u.reasoning_tokens > u.completion_tokens) {
+    impossible = "reasoning_tokens " + std::to_string(u.reasoning_tokens) +
+                 " > completion_tokens " + std::to_string(u.completion_tokens);
+  }
+  // A server may count a stop token past max_tokens; twice the budget is not a miscount.
+  if (impossible.empty() && record.max_tokens > 0 && u.completion_tokens > 2 * record.max_tokens + 16) {
+    impossible = "completion_tokens " + std::to_string(u.completion_tokens) + " for max_tokens " +
+                 std::to_string(record.max_tokens);
+  }
+  if (!impossible.empty()) {
+    record.usage = Usage{};
+    record.usage.raw = usage;
+    record.usage_reported = false;
+    if (record.error_message.empty()) {
+      record.error_message = "server reported an impossible value: " + impossible;
+    }
+    return;
+  }
+  record.usage = std::move(u);
   record.usage_reported = record.usage.completion_tokens >= 0;
 }
 
-void ReadTimings(const nlohmann::json& timings, RequestRecord& record) {
+// llama.cpp's `timings` and SGLang's `meta_info` are a handful of numbers; a server that sends a
+// larger object has it replaced by a note, so the store does not grow by megabytes per request.
+nlohmann::json CappedRaw(const nlohmann::json& value, size_t text_bytes) {
+  if (text_bytes <= limits::kTimingsBytes) return value;
+  return {{"evalrun_dropped",
+           "object of " + std::to_string(text_bytes) + " bytes, above the " +
+               std::to_string(limits::kTimingsBytes >> 10) + " KiB kept (docs/limits.md)"}};
+}
+
+void ReadTimings(const nlohmann::json& timings, size_t text_bytes, RequestRecord& record) {
   if (!timings.is_object()) return;
   ServerTimings& t = record.timings;
-  t.raw_timings = timings;
+  t.raw_timings = CappedRaw(timings, text_bytes);
   t.prompt_n = Number(timings, "prompt_n");
   t.prompt_ms = Number(timings, "prompt_ms");
   t.prompt_per_second = Number(timings, "prompt_per_second");
@@ -118,11 +211,13 @@ void ReadTimings(const nlohmann::json& timings, RequestRecord& record) {
   t.draft_n_accepted = Number(timings, "draft_n_accepted");
 }
 
-void ReadMetaInfo(const nlohmann::json& meta, RequestRecord& record) {
+void ReadMetaInfo(const nlohmann::json& meta, size_t text_bytes, RequestRecord& record) {
   if (!meta.is_object()) return;
-  record.timings.raw_meta_info = meta;
+  record.timings.raw_meta_info = CappedRaw(meta, text_bytes);
   record.timings.spec_accept_length = Number(meta, "spec_accept_length");
-  if (record.usage.cached_tokens < 0) record.usage.cached_tokens = Count(meta, "cached_tokens");
+  if (record.usage.cached_tokens < 0) {
+    record.usage.cached_tokens = std::max<int64_t>(-1, Count(meta, "cached_tokens"));
+  }
 }
 
 // The call a `tool_calls` element belongs to, created when its index is new. Elements without
@@ -183,25 +278,40 @@ void MergeToolCall(const nlohmann::json& element, std::vector<ToolCall>& calls,
 
 }  // namespace
 
+namespace {
+constexpr int64_t kReserveTokens = 1 << 17;
+}  // namespace
+
 ChatStreamReader::ChatStreamReader(RequestRecord& record) : record_(record) {}
 
 void ChatStreamReader::OnSent(TimePoint t_send) {
   record_.t_send = t_send;
   if (record_.max_tokens > 0) {
-    // Grown once here, so appending per event does not allocate.
-    record_.text_event_ns.reserve(static_cast<size_t>(record_.max_tokens) + 8);
-    record_.content.reserve(static_cast<size_t>(record_.max_tokens) * 6);
+    // Grown once here, so appending per event does not allocate. Capped: max_tokens is a budget,
+    // not a promise, and a huge one must not reserve gigabytes (vectors grow past this anyway).
+    const auto expected = static_cast<size_t>(std::min<int64_t>(record_.max_tokens, kReserveTokens));
+    record_.text_event_ns.reserve(expected + 8);
+    record_.content.reserve(expected * 6);
   }
 }
 
-void ChatStreamReader::OnResponseStart(int http_status, std::string_view) {
+void ChatStreamReader::OnResponseStart(int http_status, std::string_view content_type) {
   record_.http_status = http_status;
+  content_type_.assign(content_type);  // once per request, before the body
 }
 
 bool ChatStreamReader::OnBytes(std::string_view bytes, TimePoint arrived) {
   arrived_ = arrived;
   parser_.Feed(bytes, *this);
-  return true;
+  if (parser_.overflow() == SseParser::Overflow::kNone) return true;
+  // Ends the transfer: the rest of a 1 GB line is never read.
+  Fail(RequestOutcome::kMalformed,
+       parser_.overflow() == SseParser::Overflow::kLine
+           ? "an SSE line longer than " + std::to_string(parser_.max_line_bytes() >> 20) +
+                 " MiB after " + std::to_string(record_.events) + " events (docs/limits.md)"
+           : "a response body longer than " + std::to_string(parser_.max_body_bytes() >> 20) +
+                 " MiB (docs/limits.md)");
+  return false;
 }
 
 void ChatStreamReader::Fail(RequestOutcome outcome, std::string message) {
@@ -265,8 +375,12 @@ void ChatStreamReader::ApplyRareFields() {
     return nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   };
   if (!fields_.usage_json.empty()) ReadUsage(parse(fields_.usage_json), record_);
-  if (!fields_.timings_json.empty()) ReadTimings(parse(fields_.timings_json), record_);
-  if (!fields_.meta_info_json.empty()) ReadMetaInfo(parse(fields_.meta_info_json), record_);
+  if (!fields_.timings_json.empty()) {
+    ReadTimings(parse(fields_.timings_json), fields_.timings_json.size(), record_);
+  }
+  if (!fields_.meta_info_json.empty()) {
+    ReadMetaInfo(parse(fields_.meta_info_json), fields_.meta_info_json.size(), record_);
+  }
   if (!fields_.error_json.empty()) {
     Fail(RequestOutcome::kStreamError, "server error in stream: " + ErrorText(parse(fields_.error_json)));
   }
@@ -293,6 +407,12 @@ void ChatStreamReader::ReadToolCallFragments() {
 }
 
 void ChatStreamReader::ReadJsonBody(std::string_view body) {
+  if (const auto at = JsonDepthExceeded(body, limits::kJsonDepth)) {
+    Fail(RequestOutcome::kMalformed, "response body nests JSON more than " +
+                                         std::to_string(limits::kJsonDepth) +
+                                         " levels deep (at byte " + std::to_string(*at) + ")");
+    return;
+  }
   const auto json = nlohmann::json::parse(body.begin(), body.end(), nullptr, false);
   const std::string status = "HTTP " + std::to_string(record_.http_status);
   if (json.is_discarded() || !json.is_object()) {
@@ -348,8 +468,12 @@ void ChatStreamReader::ReadJsonBody(std::string_view body) {
     record_.system_fingerprint = *f;
   }
   if (auto u = json.find("usage"); u != json.end()) ReadUsage(*u, record_);
-  if (auto t = json.find("timings"); t != json.end()) ReadTimings(*t, record_);
-  if (auto mi = json.find("meta_info"); mi != json.end()) ReadMetaInfo(*mi, record_);
+  if (auto t = json.find("timings"); t != json.end()) {
+    ReadTimings(*t, t->is_object() ? t->dump().size() : 0, record_);
+  }
+  if (auto mi = json.find("meta_info"); mi != json.end()) {
+    ReadMetaInfo(*mi, mi->is_object() ? mi->dump().size() : 0, record_);
+  }
   saw_done_ = true;
 }
 
@@ -364,6 +488,19 @@ void ChatStreamReader::OnDone(const TransferResult& result) {
       if (record_.http_status >= 400) {
         Fail(RequestOutcome::kHttpError, "HTTP " + std::to_string(record_.http_status) +
                                              " with an empty body");
+      } else if (record_.http_status >= 300 && record_.http_status < 400) {
+        Fail(RequestOutcome::kHttpError,
+             "HTTP " + std::to_string(record_.http_status) +
+                 " redirect: evalrun does not follow redirects (give --endpoint the server's own "
+                 "address)");
+      } else if (record_.events == 0 && !saw_done_ && record_.finish_reason.empty() &&
+                 content_type_.find("event-stream") == std::string::npos &&
+                 content_type_.find("json") == std::string::npos) {
+        Fail(RequestOutcome::kMalformed,
+             "HTTP " + std::to_string(record_.http_status) + " answered with " +
+                 (content_type_.empty() ? std::string("no Content-Type")
+                                        : "Content-Type " + content_type_) +
+                 ", not an event stream or JSON (is --endpoint an OpenAI-compatible server?)");
       } else if (!saw_done_ && record_.finish_reason.empty()) {
         Fail(RequestOutcome::kDropped,
              "the stream ended without finish_reason or [DONE] after " +

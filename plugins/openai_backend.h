@@ -78,6 +78,7 @@ class ChatStreamReader : public StreamSink, private SseHandler {
   ChunkFields fields_;
   std::string scratch_error_;
   TimePoint arrived_{};
+  std::string content_type_;  // of the response, to name a body that is no event stream
   bool saw_done_ = false;
   bool done_ = false;
 };

@@ -40,8 +40,17 @@ size_t FindLineEnd(std::string_view bytes, size_t from) {
 
 }  // namespace
 
+bool SseParser::Overflowed(Overflow what) {
+  overflow_ = what;
+  line_.clear();
+  data_.clear();
+  json_.clear();
+  return true;
+}
+
 void SseParser::Feed(std::string_view bytes, SseHandler& handler) {
   if (finished_) StartStream();
+  if (overflow_ != Overflow::kNone) return;
   switch (mode_) {
     case Mode::kUndecided:
       FeedUndecided(bytes, handler);
@@ -50,6 +59,10 @@ void SseParser::Feed(std::string_view bytes, SseHandler& handler) {
       FeedEvents(bytes, handler);
       break;
     case Mode::kJson:
+      if (json_.size() + bytes.size() > max_body_) {
+        Overflowed(Overflow::kBody);
+        break;
+      }
       json_.append(bytes);
       break;
   }
@@ -58,6 +71,7 @@ void SseParser::Feed(std::string_view bytes, SseHandler& handler) {
 void SseParser::Finish(SseHandler& handler) {
   if (finished_) return;  // a second Finish() has nothing left to deliver
   finished_ = true;
+  if (overflow_ != Overflow::kNone) return;
   if (mode_ == Mode::kJson) {
     ++events_emitted_;
     handler.OnEvent(SseEvent{"json", json_, ""});
@@ -92,6 +106,7 @@ void SseParser::StartStream() {
   has_data_ = false;
   last_was_cr_ = false;
   events_emitted_ = 0;
+  overflow_ = Overflow::kNone;
 }
 
 // Until the first byte that is neither whitespace nor part of a leading byte order mark, the
@@ -107,6 +122,10 @@ void SseParser::FeedUndecided(std::string_view bytes, SseHandler& handler) {
       continue;
     }
     if (IsJsonWhitespace(c)) {
+      if (json_.size() >= max_line_) {  // a body of nothing but whitespace
+        Overflowed(Overflow::kLine);
+        return;
+      }
       json_ += c;
       continue;
     }
@@ -114,13 +133,18 @@ void SseParser::FeedUndecided(std::string_view bytes, SseHandler& handler) {
     if (c == '{' || c == '[') {
       mode_ = Mode::kJson;
       json_.erase(0, bom);
+      if (json_.size() + bytes.size() - i > max_body_) {
+        Overflowed(Overflow::kBody);
+        return;
+      }
       json_.append(bytes.substr(i));
       return;
     }
+
     mode_ = Mode::kEvents;
     FeedEvents(std::string_view(json_).substr(bom), handler);
     json_.clear();
-    FeedEvents(bytes.substr(i), handler);
+    if (overflow_ == Overflow::kNone) FeedEvents(bytes.substr(i), handler);
     return;
   }
 }
@@ -136,6 +160,11 @@ void SseParser::FeedEvents(std::string_view bytes, SseHandler& handler) {
       }
     }
     const size_t end = FindLineEnd(bytes, i);
+    const size_t length = (end == std::string_view::npos ? bytes.size() : end) - i;
+    if (line_.size() + length > max_line_) {
+      Overflowed(Overflow::kLine);
+      return;
+    }
     if (end == std::string_view::npos) {
       line_.append(bytes.substr(i));
       return;
@@ -147,6 +176,7 @@ void SseParser::FeedEvents(std::string_view bytes, SseHandler& handler) {
       ProcessLine(line_, handler);
       line_.clear();
     }
+    if (overflow_ != Overflow::kNone) return;
     last_was_cr_ = bytes[end] == '\r';
     i = end + 1;
   }
@@ -166,6 +196,10 @@ void SseParser::ProcessLine(std::string_view line, SseHandler& handler) {
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);  // one space only
   }
   if (field == "data") {
+    if (data_.size() + value.size() + 1 > max_line_) {  // many short data lines in one event
+      Overflowed(Overflow::kLine);
+      return;
+    }
     if (has_data_) data_ += '\n';
     data_.append(value);
     has_data_ = true;

@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/limits.h"
+
 namespace evalrun {
 
 struct SseEvent {
@@ -31,8 +33,17 @@ class SseHandler {
   virtual void OnEvent(const SseEvent& event) = 0;
 };
 
+// Caps (docs/limits.md): a line or an event's data longer than `max_line_bytes`, or a JSON body
+// longer than `max_body_bytes`, stops the parser: overflow() says what, nothing more is delivered
+// (Finish() included) and later bytes are ignored, so a server that never sends a newline costs
+// at most the cap. The check is a size comparison: no allocation per event.
 class SseParser {
  public:
+  enum class Overflow { kNone, kLine, kBody };
+  explicit SseParser(size_t max_line_bytes = limits::kSseLineBytes,
+                     size_t max_body_bytes = limits::kResponseBodyBytes)
+      : max_line_(max_line_bytes), max_body_(max_body_bytes) {}
+
   // Parses `bytes`, calling handler.OnEvent for every event completed by them.
   void Feed(std::string_view bytes, SseHandler& handler);
   // End of stream: delivers a pending event that lacked its closing blank line, or the whole
@@ -42,6 +53,9 @@ class SseParser {
   void Reset();
 
   bool json_mode() const { return mode_ == Mode::kJson; }
+  Overflow overflow() const { return overflow_; }
+  size_t max_line_bytes() const { return max_line_; }
+  size_t max_body_bytes() const { return max_body_; }
   int64_t events_emitted() const { return events_emitted_; }
 
  private:
@@ -53,6 +67,11 @@ class SseParser {
   void ProcessLine(std::string_view line, SseHandler& handler);
   void DispatchEvent(SseHandler& handler);
 
+  bool Overflowed(Overflow what);
+
+  size_t max_line_;
+  size_t max_body_;
+  Overflow overflow_ = Overflow::kNone;
   Mode mode_ = Mode::kUndecided;
   bool finished_ = false;     // Finish() ran: the next Feed() starts a new stream
   int bom_matched_ = 0;       // bytes of a leading UTF-8 byte order mark seen so far (0..3)

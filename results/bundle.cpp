@@ -14,6 +14,8 @@
 
 #include "core/canonical_json.h"
 #include "core/error.h"
+#include "core/json_depth.h"
+#include "core/limits.h"
 #include "core/sha256.h"
 #include "core/version.h"
 #include "results/report_json.h"
@@ -299,6 +301,13 @@ TaskResult ReadTask(const Reader& r, const json& j, const std::string& where) {
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot read the bundle");
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<long long>(in.tellg());
+  if (size > static_cast<long long>(limits::kBundleBytes)) {
+    throw Error(path + ": the bundle is " + std::to_string(size) + " bytes, more than the " +
+                std::to_string(limits::kBundleBytes >> 20) + " MiB evalrun reads (docs/limits.md)");
+  }
+  in.seekg(0, std::ios::beg);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -590,11 +599,17 @@ std::vector<std::string> ChangedBundleParts(const json& document) {
   return changed;
 }
 
-Bundle ReadBundle(const std::string& path) {
-  const std::string text = ReadFile(path);
+Bundle ReadBundle(const std::string& path) { return ParseBundle(ReadFile(path), path); }
+
+Bundle ParseBundle(std::string_view text, const std::string& path) {
   Bundle bundle;
+  if (const auto at = JsonDepthExceeded(text, limits::kJsonDepth)) {
+    throw Error(path + ": at byte " + std::to_string(*at) + ": JSON nested more than " +
+                std::to_string(limits::kJsonDepth) + " levels deep (docs/limits.md); " +
+                "not a bundle evalrun wrote");
+  }
   try {
-    bundle.document = json::parse(text);
+    bundle.document = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     throw Error(path + ": not JSON (" + e.what() + ")");
   }

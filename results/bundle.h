@@ -35,6 +35,9 @@ std::string ComputeResultHash(const nlohmann::json& document);
 // types), not its hash or figures; throws Error naming the file and the member that is wrong
 // ("result.evalrun.json: tasks[3].grade.score: expected a number").
 Bundle ReadBundle(const std::string& path);
+// ReadBundle of bytes already read; `path` names them in errors. Refuses JSON nested deeper than
+// limits::kJsonDepth before parsing it (docs/limits.md).
+Bundle ParseBundle(std::string_view text, const std::string& path);
 
 // ---- additions (issue 7 export/verify) ------------------------------------------------------
 

@@ -17,10 +17,13 @@
 
 #include <fmt/format.h>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/grade.h"
+#include "core/limits.h"
 #include "core/metrics.h"
 #include "core/sha256.h"
+#include "core/terminal_text.h"
 
 // Numbers go through fmt's "{:.Nf}", which never consults the locale (STYLE.md 8). Text from
 // outside (model and GPU names, suite names, reasons, event messages: a model's output can reach
@@ -290,7 +293,7 @@ std::vector<ReasonCount> SortedReasons(const std::map<std::string, int64_t>& cou
 void AddTokens(const RequestRecord& r, const RequestMetrics& m, const TaskResult& task,
                TokenTotals& tokens) {
   ++tokens.requests;
-  if (m.prompt_tokens > 0) tokens.prompt += m.prompt_tokens;
+  if (m.prompt_tokens > 0) tokens.prompt = limits::SaturatingAdd(tokens.prompt, m.prompt_tokens);
   const int64_t completion = std::max<int64_t>(0, m.completion_tokens);
   bool estimated = m.tokens_estimated;
   const bool has_text = !r.reasoning.empty() || !r.content.empty();
@@ -307,8 +310,8 @@ void AddTokens(const RequestRecord& r, const RequestMetrics& m, const TaskResult
     // from two channels otherwise.
     if (answer_bytes > 0 || !has_text) estimated = true;
   }
-  tokens.reasoning += reasoning;
-  tokens.answer += completion - reasoning;
+  tokens.reasoning = limits::SaturatingAdd(tokens.reasoning, reasoning);
+  tokens.answer = limits::SaturatingAdd(tokens.answer, completion - reasoning);
   if (estimated) ++tokens.estimated_requests;
 }
 
@@ -329,8 +332,11 @@ struct MeanOf {
 // ---- what the run ran on -------------------------------------------------------------------
 
 std::string ModelName(const RunData& run) {
-  if (!run.info.model.empty()) return run.info.model;
-  if (std::string model = JsonText(run.info.server, "model"); !model.empty()) return model;
+  // The server's words (or a bundle's): escaped before any terminal or report shows them.
+  if (!run.info.model.empty()) return TerminalText(run.info.model);
+  if (std::string model = JsonText(run.info.server, "model"); !model.empty()) {
+    return TerminalText(model);
+  }
   return "unknown model";
 }
 
@@ -765,12 +771,15 @@ constexpr double kPlotLeft = 60, kPlotRight = 700, kPlotTop = 34;
 std::string Axes(const Axis& x, const Axis& y, double bottom, std::string_view x_label,
                  std::string_view y_label) {
   std::string out;
-  for (double v = y.lo; v <= y.hi + y.step / 2; v += y.step) {
+  // Bounded: with absurd figures, lo + step can round back to lo.
+  int ticks = 0;
+  for (double v = y.lo; v <= y.hi + y.step / 2 && ++ticks <= 50; v += y.step) {
     const double py = y.At(v, bottom, kPlotTop);
     out += SvgLine(kPlotLeft, py, kPlotRight, py, kGrid);
     out += SvgText(kPlotLeft - 6, py + 4, TickLabel(v, y.step), R"(text-anchor="end" fill="#666")");
   }
-  for (double v = x.lo; v <= x.hi + x.step / 2; v += x.step) {
+  ticks = 0;
+  for (double v = x.lo; v <= x.hi + x.step / 2 && ++ticks <= 50; v += x.step) {
     const double px = x.At(v, kPlotLeft, kPlotRight);
     out += SvgLine(px, bottom, px, bottom + 4, R"(stroke="#666")");
     out += SvgText(px, bottom + 17, TickLabel(v, x.step), R"(text-anchor="middle" fill="#666")");
@@ -801,7 +810,12 @@ std::string Histogram(const Summary& s, std::string_view title, std::string_view
   const double steps = std::round((x.hi - x.lo) / x.step);
   const double wanted = std::ceil(std::log2(static_cast<double>(s.count))) + 1;
   const double per_step = std::max(1.0, std::round(wanted / steps));
-  const auto bins = static_cast<size_t>(steps * per_step);
+  // Figures from a stranger's bundle may be absurd (1e23 t/s): where the axis's range is lost to
+  // rounding, the bin count is clamped instead of becoming a vector of 1e18 counts.
+  const double wanted_bins = steps * per_step;
+  const auto bins = std::isfinite(wanted_bins) && wanted_bins >= 1
+                        ? static_cast<size_t>(std::min(wanted_bins, 200.0))
+                        : size_t{1};
   const double bin_width = (x.hi - x.lo) / static_cast<double>(bins);
   std::vector<int64_t> counts(bins, 0);
   for (const double v : s.samples) {
@@ -1310,11 +1324,8 @@ void WriteReportFiles(const RunData& run, const std::string& dir,
                                             RenderCardSvg(run, result_hash)};
   for (size_t i = 0; i < texts.size(); ++i) {
     const std::string path = (std::filesystem::path(dir) / kReportFileNames[i]).string();
-    std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    if (file) file.write(texts[i].data(), static_cast<std::streamsize>(texts[i].size()));
-    if (file) file.close();
-    if (!file) {
-      throw Error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    if (const auto failure = WriteFileAtomically(path, texts[i])) {
+      throw Error(fmt::format("cannot write {}: {}", path, *failure), ExitCode::kSomeFailed);
     }
   }
 }

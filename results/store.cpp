@@ -2,12 +2,17 @@
 // public call holds the mutex for its statements only.
 #include "results/store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 #include <random>
+#include <string_view>
+#include <thread>
 #include <utility>
 
 #include "core/clock.h"
@@ -26,6 +31,35 @@ std::string Dump(const json& value) {
 json ParseJsonColumn(const std::string& text) {
   if (text.empty()) return nullptr;
   return json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+// A failed statement or exec as the user should read it. Write failures (disk full, read-only,
+// locked by another process, I/O) end a run with exit 1 — what was committed stays intact and
+// resumable — and say what to do; anything else is a bad database.
+[[noreturn]] void ThrowStoreError(sqlite3* db, int rc, const std::string& message) {
+  const char* name = sqlite3_db_filename(db, "main");
+  const std::string path = name && *name ? name : "results store";
+  switch (rc & 0xff) {
+    case SQLITE_FULL:
+      throw Error(path + ": cannot write the results database: " + message +
+                      " (free space, then --resume: every finished task is saved)",
+                  ExitCode::kSomeFailed);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_CANTOPEN:
+      throw Error(path + ": cannot write the results database: " + message +
+                      " (check the permissions of the file and its folder, or pass another --db)",
+                  ExitCode::kSomeFailed);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      throw Error(path + ": the results database stayed locked by another process: " + message,
+                  ExitCode::kSomeFailed);
+    case SQLITE_IOERR:
+      throw Error(path + ": cannot write the results database: " + message,
+                  ExitCode::kSomeFailed);
+    default:
+      throw Error("results store: " + message);
+  }
 }
 
 // One prepared statement; reset after each use.
@@ -65,7 +99,7 @@ class Statement {
     const int extended = sqlite3_extended_errcode(db_);
     Reset();
     if (extended == SQLITE_CONSTRAINT_PRIMARYKEY) throw ConstraintError(message);
-    throw Error("results store: " + message);
+    ThrowStoreError(db_, rc, message);
   }
   void Run() {
     Step();
@@ -183,6 +217,7 @@ void ReadServerTimings(const json& stored, ServerTimings& timings) {
 struct ResultStore::Impl {
   std::string path;
   sqlite3* db = nullptr;
+  int lock_fd = -1;  // LockRun's open file description on the database file
   mutable std::mutex mutex;
   std::unique_ptr<Statement> insert_result, insert_request, insert_event, next_event, in_plan;
 
@@ -193,14 +228,23 @@ struct ResultStore::Impl {
     next_event.reset();
     in_plan.reset();
     if (db) sqlite3_close_v2(db);
+    if (lock_fd >= 0) close(lock_fd);
   }
 
   void Exec(const char* sql) const {
     char* message = nullptr;
-    if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    if (const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &message); rc != SQLITE_OK) {
       const std::string text = message ? message : sqlite3_errmsg(db);
       sqlite3_free(message);
-      throw Error(path + ": " + text);
+      switch (rc & 0xff) {
+        case SQLITE_FULL:
+        case SQLITE_READONLY:
+        case SQLITE_PERM:
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+        case SQLITE_IOERR: ThrowStoreError(db, rc, text);
+        default: throw Error(path + ": " + text);
+      }
     }
   }
 
@@ -230,27 +274,57 @@ ResultStore::ResultStore(const std::string& path) : impl_(std::make_unique<Impl>
     throw Error(path + ": cannot open the results database: " + message);
   }
   sqlite3_busy_timeout(impl_->db, 10000);
-  try {
-    impl_->Exec("PRAGMA journal_mode=WAL");
-  } catch (const Error& e) {
-    throw Error(path + ": not a results database (" + e.what() + ")");
+  if (const char* pages = std::getenv("EVALRUN_TEST_DB_MAX_PAGES")) {
+    // Tests only (docs/limits.md): a database that cannot grow past N pages fails its writes
+    // with SQLITE_FULL exactly like a full disk, without needing a small filesystem or root.
+    impl_->Exec(("PRAGMA max_page_count = " + std::to_string(std::atoll(pages))).c_str());
+  }
+  if (sqlite3_db_readonly(impl_->db, "main") == 1) {
+    throw Error(path + ": the results database is read-only (check the permissions of the file "
+                       "and its folder, or pass another --db)", ExitCode::kSomeFailed);
+  }
+  // Switching a new file to WAL needs it alone for a moment, and sqlite answers SQLITE_BUSY at
+  // once (no busy handler) when another connection is opening it too: two first runs on one new
+  // file retry here for up to 10 s instead of failing.
+  for (int attempt = 0;; ++attempt) {
+    try {
+      impl_->Exec("PRAGMA journal_mode=WAL");
+      break;
+    } catch (const Error& e) {
+      const bool busy = std::string_view(e.what()).find("locked") != std::string_view::npos;
+      if (busy && attempt < 200) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        continue;
+      }
+      if (e.code() == ExitCode::kSomeFailed) throw;  // read-only, full or locked: said above
+      throw Error(path + ": not a results database (" + e.what() + ")");
+    }
   }
   impl_->Exec("PRAGMA synchronous=NORMAL");
   impl_->Exec("PRAGMA foreign_keys=ON");
-  const int64_t version = impl_->Scalar("PRAGMA user_version");
+  int64_t version = impl_->Scalar("PRAGMA user_version");
   if (version == 0) {
-    if (impl_->Scalar("SELECT count(*) FROM sqlite_master") != 0) {
-      throw Error(path + ": not an evalrun results database (it has tables but no evalrun "
-                         "schema version)");
-    }
     impl_->Exec("BEGIN IMMEDIATE");
     try {
-      impl_->Exec(kSchemaSql);
+      // Two first runs on one new file both saw version 0; the second got the write lock after
+      // the first committed the schema, so it looks again under the lock.
+      version = impl_->Scalar("PRAGMA user_version");
+      if (version == 0) {
+        if (impl_->Scalar("SELECT count(*) FROM sqlite_master") != 0) {
+          throw Error(path + ": not an evalrun results database (it has tables but no evalrun "
+                             "schema version)");
+        }
+        impl_->Exec(kSchemaSql);
+        version = kStoreSchemaVersion;
+      }
       impl_->Exec("COMMIT");
     } catch (...) {
-      impl_->Exec("ROLLBACK");
+      sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
       throw;
     }
+  }
+  if (version == 0 || version == kStoreSchemaVersion) {
+    // created above, or current
   } else if (version == 1) {
     // Version 2 only added task_results.transcript (agent tasks), with a default: additive.
     try {
@@ -358,6 +432,33 @@ void ResultStore::CreateRun(const RunInfo& info, const std::vector<PlannedTask>&
   } catch (...) {
     sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
+  }
+}
+
+// One byte per run, far past anything sqlite locks (its lock bytes sit at 1 GiB): an open file
+// description lock (F_OFD_SETLK) belongs to this process's descriptor alone, so sqlite closing
+// its own descriptors never releases it, and the kernel releases it when the process dies —
+// kill -9 included — so a crashed run is resumable at once, with no stale lock to clear.
+void ResultStore::LockRun(const std::string& run_id) {
+  std::lock_guard lock(impl_->mutex);
+  if (impl_->lock_fd < 0) {
+    impl_->lock_fd = open(impl_->path.c_str(), O_RDWR | O_CLOEXEC);
+    if (impl_->lock_fd < 0) {
+      throw Error(impl_->path + ": cannot open the results database to lock run " + run_id,
+                  ExitCode::kSomeFailed);
+    }
+  }
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a: a stable byte for the run id
+  for (const char c : run_id) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  struct flock range {};
+  range.l_type = F_WRLCK;
+  range.l_whence = SEEK_SET;
+  range.l_start = static_cast<off_t>((int64_t{1} << 40) + static_cast<int64_t>(hash >> 34));
+  range.l_len = 1;
+  if (fcntl(impl_->lock_fd, F_OFD_SETLK, &range) != 0) {
+    throw Error(impl_->path + ": run " + run_id +
+                " is being run by another evalrun process right now; wait for it to finish or "
+                "stop it (Ctrl-C), then --resume " + run_id);
   }
 }
 

@@ -46,6 +46,10 @@ class ResultStore {
 
   // Inserts the run row, its plan and a "start" event, in one transaction.
   void CreateRun(const RunInfo& info, const std::vector<PlannedTask>& plan);
+  // Marks `run_id` as being run by this process until the store is closed (or the process dies,
+  // however it dies). Throws Error naming the run when another process holds it: one process
+  // runs a run at a time, so a second `--resume` cannot grade the same tasks again.
+  void LockRun(const std::string& run_id);
   void SetStatus(const std::string& run_id, const std::string& status);
   void AddEvent(const std::string& run_id, const std::string& kind, const std::string& message);
 

@@ -28,6 +28,7 @@
 #include <utility>
 
 #include "core/clock.h"
+#include "core/limits.h"
 #include "plugins/http_client.h"
 
 namespace evalrun {
@@ -322,7 +323,8 @@ AgentLoopResult RunAgentLoop(const ChatRequest& base, AgentTools& tools, const A
     out.model_ms += model_ms;
     ++out.steps;
     record.label = "agent-turn-" + std::to_string(out.steps);
-    out.completion_tokens += std::max<int64_t>(0, record.completion_tokens());
+    out.completion_tokens =
+        limits::SaturatingAdd(out.completion_tokens, std::max<int64_t>(0, record.completion_tokens()));
 
     const std::string content = ValidUtf8(record.content);
     json turn = {{"turn", out.steps},

@@ -1,5 +1,6 @@
 #include "runner/cli.h"
 
+#include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -11,7 +12,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/limits.h"
+#include "core/terminal_text.h"
 #include "core/version.h"
 #include "plugins/mock_server.h"
 #include "results/bundle.h"
@@ -90,9 +94,58 @@ std::map<std::string, std::string> ParseLabels(const std::vector<std::string>& l
     if (eq == std::string::npos || eq == 0) {
       throw Error("--label '" + label + "': expected KEY=VALUE, e.g. --label quant=AWQ-4bit");
     }
-    out[label.substr(0, eq)] = label.substr(eq + 1);
+    const std::string key = label.substr(0, eq);
+    if (const auto it = out.find(key); it != out.end()) {
+      throw Error("--label '" + label + "': key '" + key + "' is already given (" + key + "=" +
+                  it->second + "); give each key once");
+    }
+    out[key] = label.substr(eq + 1);
   }
   return out;
+}
+
+// Range checks for numeric options (docs/limits.md): a usage error naming the flag, the value
+// and the range, never a value silently replaced or sent. Only options the user gave are checked
+// (sub.count), so the defaults' own sentinels (-1 = none) stay as they are.
+std::string RangeText(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+void RequireRange(const std::string& flag, double value, double min, double max,
+                  const std::string& range) {
+  if (!std::isfinite(value) || value < min || value > max) {
+    throw Error(flag + " " + RangeText(value) + ": out of range (expected " + range + ")");
+  }
+}
+
+void RequireRange(const std::string& flag, int64_t value, int64_t min, int64_t max) {
+  if (value < min || value > max) {
+    throw Error(flag + " " + std::to_string(value) + ": out of range (expected " +
+                std::to_string(min) + ".." + std::to_string(max) + ")");
+  }
+}
+
+constexpr double kMaxTimeoutS = 7 * 24 * 3600.0;  // a week: longer is a typo
+
+void RequireTimeout(const std::string& flag, double value) {
+  if (!std::isfinite(value) || !(value > 0) || value > kMaxTimeoutS) {
+    throw Error(flag + " " + RangeText(value) +
+                ": out of range (expected seconds greater than 0, at most 604800)");
+  }
+}
+
+// An integer option read as text, so that "-3" and "1e9" reach the range check with their words.
+int64_t ParseIntegerOption(const std::string& flag, const std::string& text) {
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    throw Error(flag + " '" + text + "': expected a whole number");
+  }
+  return value;
 }
 
 // Checks early that --out can be written, so a long measurement is never lost to a typo.
@@ -107,10 +160,7 @@ void WriteOutput(const std::string& path, const std::string& text) {
     std::cout << text << std::flush;
     return;
   }
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) {
+  if (WriteFileAtomically(path, text)) {
     // Keep the measurement: print it rather than lose it.
     std::cout << text << std::flush;
     throw Error("--out " + path + ": writing failed; the result was printed instead",
@@ -214,6 +264,11 @@ int RunSpeedCommand(const CLI::App& sub, SpeedOptions& o) {
   }
   c.labels = ParseLabels(o.labels);
   c.capture_environment = !o.no_env;
+  if (sub.count("--gen-tokens") > 0) RequireRange("-n", c.gen_tokens, 2, limits::kMaxTokens);
+  if (sub.count("--repetitions") > 0) RequireRange("-r", int64_t{c.repetitions}, 1, 100000);
+  for (const int64_t length : c.prompt_lengths) RequireRange("-p", length, 1, limits::kMaxTokens);
+  for (const int level : c.concurrency) RequireRange("-c", int64_t{level}, 1, 4096);
+  if (sub.count("--idle-timeout") > 0) RequireTimeout("--idle-timeout", c.idle_timeout_s);
   ApplyPreset(c);  // usage errors (bad preset, -n 1) before anything is sent
   CheckWritable(o.out);
   if (!o.db.empty()) ResultStore{o.db};  // a bad database is found before measuring
@@ -250,7 +305,7 @@ struct SuiteOptions {
   std::vector<std::string> filters;
   std::string resume;
   std::string wait_endpoint = "30";
-  int64_t quick = -1;
+  std::string quick_text;  // --quick's optional N as typed ("" = the default 5)
   bool resume_given = false;
 };
 
@@ -277,6 +332,9 @@ double ParseWaitEndpoint(const std::string& text) {
   }
   if (used != number.size() || !std::isfinite(value)) throw bad;
   if (value < 0) throw Error("--wait-endpoint must not be negative");
+  if (value * scale > 7 * 24 * 3600) {
+    throw Error("--wait-endpoint '" + text + "': out of range (expected at most 7 days: 10080, 168h)");
+  }
   return value * scale;
 }
 
@@ -299,10 +357,9 @@ void AddSuite(CLI::App& app, SuiteOptions& o) {
   s->add_option("--filter", o.filters,
                 "select tasks: dimension=X,id=GLOB,difficulty=X,tag=X (repeatable)");
   s->add_option("--limit", o.config.limit, "run only the first N selected tasks");
-  s->add_option("--quick", o.quick,
+  s->add_option("--quick", o.quick_text,
                 "a seeded, stratified sample of N tasks per dimension (default N 5)")
-      ->expected(0, 1)
-      ->default_str("5");
+      ->expected(0, 1);
   s->add_option("--seed", o.config.seed, "seed of the --quick sample (default 0)");
   s->add_option("--db", o.config.db, "results database (default ./evalrun.db)");
   s->add_option("--resume", o.resume,
@@ -366,7 +423,18 @@ int RunSuiteCommand(const CLI::App& sub, SuiteOptions& o) {
                   "': expected llama.cpp, vllm, sglang, generic or evalrun-mock");
     }
   }
-  if (sub.count("--quick") > 0) c.quick = o.quick < 0 ? 5 : o.quick;
+  if (sub.count("--quick") > 0) {
+    if (o.quick_text.empty()) {
+      c.quick = 5;
+    } else {
+      c.quick = ParseIntegerOption("--quick", o.quick_text);
+      RequireRange("--quick", *c.quick, 1, 1000000);
+    }
+  }
+  if (sub.count("--concurrency") > 0) RequireRange("--concurrency", int64_t{c.concurrency}, 1, 4096);
+  if (sub.count("--max-tokens") > 0) RequireRange("--max-tokens", c.max_tokens, 1, limits::kMaxTokens);
+  if (sub.count("--limit") > 0) RequireRange("--limit", c.limit, 1, int64_t{1} << 40);
+  if (sub.count("--idle-timeout") > 0) RequireTimeout("--idle-timeout", c.idle_timeout_s);
   if (sub.count("--resume") > 0) c.resume = o.resume;
   c.wait_endpoint_s = ParseWaitEndpoint(o.wait_endpoint);
   if (c.probe_interval_s <= 0) throw Error("--probe-interval must be more than 0 seconds");
@@ -419,7 +487,7 @@ int RunRunsCommand(const RunsOptions& o) {
                                                         "/" + std::to_string(run.planned_tasks)
                                                   : "-";
     std::string what = run.kind == "suite" ? run.suite_spec : std::string("speed");
-    if (!run.model.empty()) what += " / " + run.model;
+    if (!run.model.empty()) what += " / " + TerminalText(run.model);
     std::printf("%-24s %-6s %-11s %-20s %9s  %s\n", run.id.c_str(), run.kind.c_str(),
                 run.status.c_str(), run.created_at.c_str(), tasks.c_str(), what.c_str());
   }
@@ -436,6 +504,16 @@ int RunReportCommand(const RunsOptions& o) {
   Bundle bundle;
   if (o.report_run.size() > 5 && o.report_run.ends_with(".json")) {
     bundle = ReadBundle(o.report_run);
+    if (ComputeResultHash(bundle.document) != bundle.result_hash) {
+      // Someone else's file: its recorded hash is shown only with the warning that it is not
+      // the hash of what the file holds.
+      std::cerr << "evalrun: warning: " << o.report_run << ": the recorded result hash "
+                << TerminalText(bundle.result_hash.substr(0, 16))
+                << " does not match the bundle's content (edited after export?); evalrun verify "
+                   "names what changed"
+                << std::endl;
+      bundle.result_hash += " (does not verify)";
+    }
   } else {
     RequireDatabase(o.db);
     bundle.run = ResultStore(o.db).LoadRun(o.report_run);
@@ -449,9 +527,9 @@ int RunReportCommand(const RunsOptions& o) {
   WriteOutput(o.report_out, text);
   if (!o.report_card.empty()) {
     CheckWritable(o.report_card);
-    std::ofstream card(o.report_card, std::ios::trunc);
-    card << RenderCardSvg(run, bundle.result_hash);
-    if (!card) throw Error("--card " + o.report_card + ": writing failed");
+    if (const auto error = WriteFileAtomically(o.report_card, RenderCardSvg(run, bundle.result_hash))) {
+      throw Error("--card " + o.report_card + ": writing failed: " + *error, ExitCode::kSomeFailed);
+    }
   }
   return 0;
 }

@@ -9,7 +9,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/terminal_text.h"
 #include "results/bundle.h"
 #include "results/speed_report.h"
 #include "results/store.h"
@@ -42,7 +44,17 @@ bool IsBundlePath(const std::string& arg) {
 }
 
 RunData LoadSide(const std::string& arg, const std::string& db, std::optional<ResultStore>& store) {
-  if (IsBundlePath(arg)) return ReadBundle(arg).run;
+  if (IsBundlePath(arg)) {
+    Bundle bundle = ReadBundle(arg);
+    if (ComputeResultHash(bundle.document) != bundle.result_hash) {
+      std::cerr << "evalrun: warning: " << arg << ": the recorded result hash "
+                << TerminalText(bundle.result_hash.substr(0, 16))
+                << " does not match the bundle's content (edited after export?); evalrun verify "
+                   "names what changed"
+                << std::endl;
+    }
+    return std::move(bundle.run);
+  }
   if (!store) {
     if (!std::ifstream(db)) {
       throw Error("'" + arg + "' is neither a bundle file nor a run id in " + db + " (" + db +
@@ -108,10 +120,9 @@ int RunCompareCommand(const CompareCommandOptions& o) {
     std::cout << text << std::flush;
     return 0;
   }
-  std::ofstream file(o.out, std::ios::binary | std::ios::trunc);
-  if (file) file << text;
-  if (file) file.close();
-  if (!file) throw Error("--out " + o.out + ": cannot write there");
+  if (const auto error = WriteFileAtomically(o.out, text)) {
+    throw Error("--out " + o.out + ": cannot write there: " + *error);
+  }
   return 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/metrics.h"
+#include "core/terminal_text.h"
 #include "core/version.h"
 #include "plugins/env_probe.h"
 #include "plugins/http_client.h"
@@ -306,8 +307,8 @@ SpeedResult RunSpeed(const SpeedConfig& config_in, const std::function<void(cons
     }
   }
   log("server: " + std::string(ServerKindName(server.kind)) +
-      (server.build.empty() ? "" : " " + server.build) +
-      (config.model.empty() ? "" : ", model " + config.model));
+      (server.build.empty() ? "" : " " + TerminalText(server.build)) +
+      (config.model.empty() ? "" : ", model " + TerminalText(config.model)));
 
   result.settings = {
       {"preset", config.preset},

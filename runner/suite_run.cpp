@@ -21,6 +21,7 @@
 #include "core/metrics.h"
 #include "core/sha256.h"
 #include "core/stats.h"
+#include "core/terminal_text.h"
 #include "core/version.h"
 #include "graders/grader.h"
 #include "graders/sandbox.h"
@@ -351,7 +352,12 @@ class Scheduler {
     wall_ns_ = NanosBetween(t_start, Clock::now());
   }
 
-  bool interrupted() const { return stopping_.load(); }
+  bool interrupted() const { return stopping_.load() && !store_failed_.load(); }
+  // The first error a worker met (a store write that failed), "" when none did.
+  std::string store_error() const {
+    std::lock_guard lock(stats_mutex_);
+    return store_error_;
+  }
   bool endpoint_gone() const { return endpoint_gone_.load(); }
   int64_t env_errors() const { return env_errors_.load(); }
   // evalrun's own share of the workers' time: not waiting for the model, not sleeping.
@@ -381,7 +387,21 @@ class Scheduler {
     while (!stopping_.load() && !endpoint_gone_.load() && !aborted_.load()) {
       const size_t index = next_.fetch_add(1);
       if (index >= todo_.size()) break;
-      RunTask(*todo_[index], client);
+      try {
+        RunTask(*todo_[index], client);
+      } catch (const Error& e) {
+        // A store write failed (disk full, read-only, locked): the run stops dispatching and
+        // RunSuite ends it with the message, exit 1; tasks committed so far are intact and
+        // --resume redoes this one. An exception must not leave a worker thread (abort).
+        {
+          std::lock_guard lock(stats_mutex_);
+          if (store_error_.empty()) store_error_ = e.what();
+        }
+        store_failed_.store(true);
+        stopping_.store(true);
+        wake_.notify_all();
+        break;
+      }
     }
     --active_workers_;
     wake_.notify_all();
@@ -809,6 +829,8 @@ class Scheduler {
   std::atomic<size_t> next_{0};
   std::atomic<int> active_workers_{0};
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> store_failed_{false};
+  std::string store_error_;  // guarded by stats_mutex_
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> endpoint_gone_{false};
   std::atomic<int64_t> env_errors_{0};
@@ -1069,6 +1091,7 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
       }
       plan.push_back(it->second);
     }
+    store.LockRun(run_id);
     store.SetStatus(run_id, kRunRunning);
     const size_t again = store.EnvErrorTaskIds(run_id).size();
     store.AddEvent(run_id, "resume",
@@ -1106,6 +1129,7 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
     if (config.capture_environment) info.environment = CaptureEnvironment();
     std::vector<PlannedTask> planned;
     for (const Task* task : plan) planned.push_back({task->id, task->hash});
+    store.LockRun(info.id);
     store.CreateRun(info, planned);
     run_id = info.id;
   }
@@ -1123,7 +1147,8 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
     log << "evalrun: run " << run_id << ": " << suite.name << " ("
         << (suite.pinned() ? suite.commit.substr(0, 12) : "unpinned") << "), " << plan.size()
         << " tasks, " << todo.size() << " to do, concurrency " << config.concurrency << ", "
-        << ServerKindName(server.kind) << (model.empty() ? "" : " " + model) << std::endl;
+        << ServerKindName(server.kind) << (model.empty() ? "" : " " + TerminalText(model))
+        << std::endl;
   }
 
   const std::unique_ptr<Sandbox> sandbox =
@@ -1133,6 +1158,12 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
   Scheduler scheduler(config, loaded, store, run_id, todo, server, model, *sandbox, progress);
   scheduler.Run(stop);
   progress.Finish();
+  if (const std::string error = scheduler.store_error(); !error.empty()) {
+    throw Error(error + "\n  " + std::to_string(store.FinishedCount(run_id)) + " of " +
+                    std::to_string(plan.size()) + " tasks are saved; resume with:\n  " +
+                    ResumeCommand(config, run_id),
+                ExitCode::kSomeFailed);
+  }
 
   if (!todo.empty()) {
     const std::vector<double> commits = scheduler.CommitMs();

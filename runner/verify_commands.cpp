@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/atomic_file.h"
 #include "core/canonical_json.h"
 #include "core/error.h"
 #include "core/speed_result.h"
@@ -889,10 +890,9 @@ int RunExportCommand(const VerifyOptions& o) {
   resolve.suite_repo = o.suite_repo;
   const json document = ExportBundle(store, o.export_run, resolve, &note);
   const std::string text = CanonicalJson(document) + "\n";
-  std::ofstream out(o.export_out, std::ios::binary | std::ios::trunc);
-  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (out) out.close();
-  if (!out) throw Error("--out " + o.export_out + ": cannot write there");
+  if (const auto error = WriteFileAtomically(o.export_out, text)) {
+    throw Error("--out " + o.export_out + ": cannot write there: " + *error);
+  }
   if (document["run"]["partial"].get<bool>()) {
     std::cerr << "evalrun: note: run " << o.export_run << " is "
               << document["run"]["status"].get<std::string>()

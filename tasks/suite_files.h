@@ -31,7 +31,9 @@ class SuiteFiles {
   virtual std::string Describe() const = 0;
 };
 
-// A folder on disk.
+// A folder on disk. Nothing is read through a symbolic link that resolves outside the folder:
+// Read, List and ListTree throw Error naming the link ("<root>/files: symbolic link to /etc,
+// outside the suite folder; ..."). Links that stay inside are followed.
 class DiskFiles : public SuiteFiles {
  public:
   explicit DiskFiles(std::string root);
@@ -41,6 +43,7 @@ class DiskFiles : public SuiteFiles {
   std::string Describe() const override { return root_; }
 
  private:
+  void CheckInside(const std::string& path) const;
   std::string root_;
 };
 

@@ -11,10 +11,12 @@
 #include <set>
 #include <sstream>
 
+#include <yaml-cpp/depthguard.h>  // DeepRecursion (yaml-cpp 0.7 and 0.8)
 #include <yaml-cpp/yaml.h>
 
 #include "core/canonical_json.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/sha256.h"
 #include "tasks/repo_workspace.h"
 
@@ -114,7 +116,16 @@ const char* KindName(Kind kind) {
   Fail(file, node, std::string("expected ") + expected + ", got " + KindName(KindOf(node)));
 }
 
+void CheckScalarSize(const std::string& file, const YAML::Node& node) {
+  if (node.Scalar().size() > limits::kYamlScalarBytes) {
+    Fail(file, node, "a value of " + std::to_string(node.Scalar().size()) +
+                         " bytes, more than the " + std::to_string(limits::kYamlScalarBytes >> 20) +
+                         " MiB one YAML value may hold (docs/limits.md)");
+  }
+}
+
 json ScalarToJson(const std::string& file, const YAML::Node& node) {
+  CheckScalarSize(file, node);
   const std::string& text = node.Scalar();
   switch (ResolveScalar(node)) {
     case Kind::kString: return text;
@@ -161,12 +172,31 @@ json ScalarToJson(const std::string& file, const YAML::Node& node) {
 }
 
 // Any YAML value as JSON: mappings become objects (duplicate keys rejected), lists arrays,
-// scalars by core-schema resolution (quoted scalars are always strings).
-json ToJson(const std::string& file, const YAML::Node& node) {
+// scalars by core-schema resolution (quoted scalars are always strings). yaml-cpp keeps an alias
+// as a second reference to its anchor's node, so this is where aliases are expanded: `budget`
+// counts the nodes visited (expansions included) and an alias bomb is refused when it runs out,
+// at the node that exhausted it, before memory grows.
+struct ExpandBudget {
+  int64_t nodes = limits::kYamlExpandedNodes;
+  int64_t bytes = limits::kYamlExpandedBytes;  // scalar text, so aliases of a long string count
+};
+
+json ToJson(const std::string& file, const YAML::Node& node, ExpandBudget& budget, int depth = 0) {
+  if (node.IsScalar()) budget.bytes -= static_cast<int64_t>(node.Scalar().size());
+  if (--budget.nodes < 0 || budget.bytes < 0) {
+    Fail(file, node, "this value expands (aliases included) to more than " +
+                         std::to_string(limits::kYamlExpandedNodes) + " nodes or " +
+                         std::to_string(limits::kYamlExpandedBytes >> 20) +
+                         " MiB of text; write it out or split it (docs/limits.md)");
+  }
+  if (depth > limits::kYamlDepth) {
+    Fail(file, node, "nested more than " + std::to_string(limits::kYamlDepth) +
+                         " levels deep (docs/limits.md)");
+  }
   switch (node.Type()) {
     case YAML::NodeType::Sequence: {
       json out = json::array();
-      for (const auto& item : node) out.push_back(ToJson(file, item));
+      for (const auto& item : node) out.push_back(ToJson(file, item, budget, depth + 1));
       return out;
     }
     case YAML::NodeType::Map: {
@@ -180,13 +210,18 @@ json ToJson(const std::string& file, const YAML::Node& node) {
           Fail(file, entry.first,
                "duplicate key '" + key + "' (first at " + it->second.ToString() + ")");
         }
-        out[key] = ToJson(file, entry.second);
+        out[key] = ToJson(file, entry.second, budget, depth + 1);
       }
       return out;
     }
     case YAML::NodeType::Scalar: return ScalarToJson(file, node);
     default: return nullptr;
   }
+}
+
+json ToJson(const std::string& file, const YAML::Node& node) {
+  ExpandBudget budget;
+  return ToJson(file, node, budget);
 }
 
 // --- Mappings with a fixed set of keys --------------------------------------------------------
@@ -231,6 +266,7 @@ class Fields {
 
 std::string RequireString(const std::string& file, const YAML::Node& node) {
   if (!node.IsScalar() || ResolveScalar(node) != Kind::kString) WrongType(file, node, "a string");
+  CheckScalarSize(file, node);
   return node.Scalar();
 }
 
@@ -266,7 +302,11 @@ std::vector<std::string> RequireStringList(const std::string& file, const YAML::
 json GenerationValue(const std::string& file, const std::string& key, const YAML::Node& node) {
   if (key == "max_tokens") {
     json value = RequireInteger(file, node);
-    if (value.get<int64_t>() < 1) Fail(file, node, "max_tokens must be at least 1");
+    const int64_t n = value.get<int64_t>();
+    if (n < 1 || n > limits::kMaxTokens) {
+      Fail(file, node, "max_tokens " + std::to_string(n) + " is out of range (1.." +
+                           std::to_string(limits::kMaxTokens) + ")");
+    }
     return value;
   }
   if (key == "temperature") {
@@ -292,6 +332,9 @@ json GenerationValue(const std::string& file, const std::string& key, const YAML
 double RequirePositive(const std::string& file, const YAML::Node& node, const std::string& what) {
   const double value = RequireNumber(file, node).get<double>();
   if (!(value > 0)) Fail(file, node, what + " must be greater than 0");
+  if (value > limits::kMaxWeight) {
+    Fail(file, node, what + " " + node.Scalar() + " is out of range (greater than 0, at most 1e6)");
+  }
   return value;
 }
 
@@ -646,10 +689,66 @@ bool DeclaredHashMatches(const Task& task) {
 
 // --- Files ------------------------------------------------------------------------------------
 
+// Checks yaml-cpp does not make, before it sees the text: size, NUL bytes (yaml-cpp calls one
+// "unknown escape character" or stops there), UTF-8 (it would take the bytes silently), each named at file:line:column (columns
+// count bytes, as yaml-cpp's do). Nesting is left to yaml-cpp's own depth guard and ToJson: a
+// bracket count here would also count brackets inside strings.
+void PrescanYaml(const std::string& file, const std::string& text) {
+  if (text.size() > limits::kYamlFileBytes) {
+    Fail(SourceLocation{file, 1, 1}, "the file is " + std::to_string(text.size()) +
+                                         " bytes, more than the " +
+                                         std::to_string(limits::kYamlFileBytes >> 20) +
+                                         " MiB a YAML file may hold (docs/limits.md)");
+  }
+  int line = 1;
+  size_t line_start = 0;
+  const auto at = [&](size_t i) {
+    return SourceLocation{file, line, static_cast<int>(i - line_start) + 1};
+  };
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++line;
+      line_start = ++i;
+      continue;
+    }
+    if (c == 0) Fail(at(i), "NUL byte in the file (a YAML file is text)");
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: lead byte, then 1-3 continuation bytes; overlong forms, surrogates and
+    // code points above U+10FFFF are invalid (RFC 3629).
+    int length = 0;
+    uint32_t min = 0;
+    if (c >= 0xC2 && c <= 0xDF) length = 2, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF) length = 3, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4) length = 4, min = 0x10000;
+    bool valid = length > 0 && i + length <= text.size();
+    uint32_t cp = length == 2 ? c & 0x1F : length == 3 ? c & 0x0F : c & 0x07;
+    for (int k = 1; valid && k < length; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      if ((b & 0xC0) != 0x80) valid = false;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    if (valid && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) valid = false;
+    if (!valid) Fail(at(i), "invalid UTF-8 (save the file as UTF-8)");
+    i += length;
+  }
+}
+
 YAML::Node ParseYaml(const std::string& file, const std::string& text) {
+  PrescanYaml(file, text);
   try {
     return YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    Fail(SourceLocation{file, e.mark.line + 1, e.mark.column + 1},
+         "nested too deeply (yaml-cpp stops at " + std::to_string(e.depth()) +
+             " levels; evalrun reads at most " + std::to_string(limits::kYamlDepth) +
+             ", docs/limits.md)");
   } catch (const YAML::ParserException& e) {
+    Fail(SourceLocation{file, e.mark.line + 1, e.mark.column + 1}, e.msg);
+  } catch (const YAML::Exception& e) {
     Fail(SourceLocation{file, e.mark.line + 1, e.mark.column + 1}, e.msg);
   }
 }
