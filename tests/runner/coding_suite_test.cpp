@@ -88,6 +88,13 @@ void SeedCache(const fs::path& cache) {
   fs::copy(kTomliRepo, cache / evalrun::CacheFolderName(kTomliUrl), fs::copy_options::recursive);
 }
 
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 // Runs tomli-loads-type-error against a mock answering with `answers` (tests/fixtures/coding);
 // returns the run's one task result.
 TaskResult RunTomliTaskWith(const TempDir& dir, const std::string& answers) {
@@ -116,13 +123,6 @@ TaskResult RunTomliTaskWith(const TempDir& dir, const std::string& answers) {
   auto run = store.LoadRun(store.ListRuns().front().id);
   REQUIRE(run.tasks.size() == 1);
   return run.tasks.front();
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Runs the evalrun program with `args` and EVALRUN_CACHE=`cache`; returns the exit code and sets
@@ -155,6 +155,13 @@ TEST_CASE("coding suite: an oracle writing the upstream fix resolves a real repo
   CHECK(episode.at("submitted") == true);
   CHECK(episode.at("diff").get<std::string>().find(
             "+    except (AttributeError, TypeError):") != std::string::npos);
+  // The report's task table links the task to the upstream fix it was built from.
+  const std::string upstream =
+      "https://github.com/hukkin/tomli/commit/4e245a4bbbefed99e550e196095ea65c851cf31d";
+  CHECK(r.grade.evidence.at("upstream") == upstream);
+  const std::string html = Slurp(dir.File("tomli-oracle.json.report/report.html"));
+  CHECK(html.find("<td><a href=\"" + upstream + "\">" + kTask + "</a></td><td>agentic_coding</td>") !=
+        std::string::npos);
 }
 
 TEST_CASE("coding suite: a null agent does not resolve it", "[runner][coding]") {
