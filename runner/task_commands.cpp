@@ -1,5 +1,6 @@
 #include "runner/task_commands.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -251,8 +252,14 @@ int RunFetchCommand(const TaskCommandOptions& o) {
   uintmax_t total = 0;
   for (const std::string& url : urls) {
     std::string dir;
+    std::string unreachable;  // why the first clone or fetch failed: not retried for each task
     for (const auto& [id, repo] : by_url[url]) {
       ++tasks;
+      if (!unreachable.empty()) {
+        std::printf("FAIL %s: %s\n", id.c_str(), unreachable.c_str());
+        all_ok = false;
+        continue;
+      }
       try {
         // Fetches only when the commit is not cached yet (a commit id never moves).
         dir = EnsureCachedClone(url, repo.base_commit);
@@ -273,6 +280,7 @@ int RunFetchCommand(const TaskCommandOptions& o) {
         }
       } catch (const Error& e) {
         std::printf("FAIL %s: %s\n", id.c_str(), e.what());
+        if (dir.empty()) unreachable = e.what();
         all_ok = false;
       }
     }

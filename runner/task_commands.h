@@ -38,8 +38,8 @@ int RunValidateTaskCommand(const TaskCommandOptions& options);
 // a commit already cached never touches the network; then checks that each task's base_commit is
 // in the clone and has the task's base_tree. Prints one line per task ("ok   ID: commit C has
 // tree T" / "FAIL ID: ..."), each repository's cache folder and size, and a total. Returns 0 when
-// every commit is there with its tree, 3 when one is not (or a repository cannot be fetched: the
-// others are still fetched); throws Error (exit 2) when the suite does not load.
+// every commit is there with its tree, 3 when one is not (or a repository cannot be cloned: each
+// of its tasks fails with the reason, the clone tried once, the other repositories still fetched); throws Error (exit 2) when the suite does not load.
 int RunFetchCommand(const TaskCommandOptions& options);
 
 }  // namespace evalrun

@@ -241,6 +241,23 @@ TEST_CASE("coding suite: evalrun fetch clones a suite's repositories and verifie
                  "the task says deadbeefdeadbeefdeadbeefdeadbeefdeadbeef\n") != std::string::npos);
   CHECK(out.find("1 repository, 1 of 2 tasks verified, ") != std::string::npos);
 
+  // A repository that cannot be cloned: each of its tasks fails with the reason, tried once.
+  std::string gone = good;
+  gone.replace(gone.find(kTomliRepo), kTomliRepo.size(), dir.File("gone.git"));
+  std::ofstream(dir.path / "suite" / "suite.yaml")
+      << "schema_version: 1\nsuite: fetch-test\ndimensions: {agentic_coding: 1}\ntasks:\n"
+         "  - id: one" << gone << "  - id: two" << gone;
+  CHECK(RunEvalrun("fetch " + dir.File("suite"), cache, dir.File("fetch4.out"), out) == 3);
+  INFO(out);
+  const std::string reason = "cannot fetch " + dir.File("gone.git") + ": ";
+  const size_t one = out.find("FAIL one: " + reason);
+  REQUIRE(one != std::string::npos);
+  const std::string line = out.substr(one + 10, out.find('\n', one) - one - 10);
+  CHECK_THAT(line, Catch::EndsWith("(offline? --suite-repo PATH uses a local clone)"));
+  CHECK(out.find("FAIL two: " + line + "\n") != std::string::npos);
+  CHECK(out.find("1 repository, 0 of 2 tasks verified, 0.0 MiB in the cache\n") !=
+        std::string::npos);
+
   // A suite without repositories to fetch.
   CHECK(RunEvalrun("fetch " + kFixtures + "/../../tasks/smoke", cache, dir.File("fetch3.out"),
                    out) == 0);
