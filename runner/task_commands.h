@@ -1,6 +1,6 @@
 #pragma once
-// `evalrun hash`, `evalrun validate`, `evalrun validate-task`, `evalrun fetch` and `evalrun suites`: the
-// commands that pin, check and prepare task suites (DESIGN.md section 4).
+// `evalrun hash`, `evalrun validate`, `evalrun validate-task`, `evalrun fetch` and `evalrun
+// suites`: the commands that pin, check and prepare task suites (DESIGN.md section 4).
 #include <string>
 #include <vector>
 
@@ -39,7 +39,8 @@ int RunValidateTaskCommand(const TaskCommandOptions& options);
 // in the clone and has the task's base_tree. Prints one line per task ("ok   ID: commit C has
 // tree T" / "FAIL ID: ..."), each repository's cache folder and size, and a total. Returns 0 when
 // every commit is there with its tree, 3 when one is not (or a repository cannot be cloned: each
-// of its tasks fails with the reason, the clone tried once, the other repositories still fetched); throws Error (exit 2) when the suite does not load.
+// of its tasks fails with the reason, the clone tried once, the other repositories still fetched);
+// throws Error (exit 2) when the suite does not load.
 int RunFetchCommand(const TaskCommandOptions& options);
 
 }  // namespace evalrun

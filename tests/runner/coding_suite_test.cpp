@@ -160,8 +160,9 @@ TEST_CASE("coding suite: an oracle writing the upstream fix resolves a real repo
       "https://github.com/hukkin/tomli/commit/4e245a4bbbefed99e550e196095ea65c851cf31d";
   CHECK(r.grade.evidence.at("upstream") == upstream);
   const std::string html = Slurp(dir.File("tomli-oracle.json.report/report.html"));
-  CHECK(html.find("<td><a href=\"" + upstream + "\">" + kTask + "</a></td><td>agentic_coding</td>") !=
-        std::string::npos);
+  const std::string row =
+      "<td><a href=\"" + upstream + "\">" + kTask + "</a></td><td>agentic_coding</td>";
+  CHECK(html.find(row) != std::string::npos);
 }
 
 TEST_CASE("coding suite: a null agent does not resolve it", "[runner][coding]") {
