@@ -189,6 +189,11 @@ class RepoTestsGrader : public Grader {
     grade.evidence["termination_reason"] = episode.value("termination_reason", "");
     grade.evidence["diff_bytes"] = diff.size();
     grade.evidence["sandbox"] = sandbox->Describe();
+    // The upstream fix a task was built from, so the report can link the task to it.
+    if (const auto it = context.agent->find("upstream");
+        it != context.agent->end() && it->is_string()) {
+      grade.evidence["upstream"] = *it;
+    }
     try {
       const RepoTask task = ParseRepoTask(*context.agent);
       const std::unique_ptr<RepoWorkspace> workspace = RepoWorkspace::Create(task, context.read_file);

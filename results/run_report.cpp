@@ -875,10 +875,12 @@ std::string PrefillScatter(const std::vector<PrefillPoint>& points) {
 // ---- HTML ----------------------------------------------------------------------------------
 
 // Cells are raw text, escaped here; columns after the first are right-aligned numbers unless
-// `text_columns` names them.
+// `text_columns` names them. `first_column_links[i]`, when given and not "", makes row i's first
+// cell a link to that address (escaped too).
 std::string HtmlTable(const std::vector<std::string>& headers,
                       const std::vector<std::vector<std::string>>& rows,
-                      const std::vector<size_t>& text_columns = {0}) {
+                      const std::vector<size_t>& text_columns = {0},
+                      const std::vector<std::string>& first_column_links = {}) {
   auto is_text = [&text_columns](size_t c) {
     return std::find(text_columns.begin(), text_columns.end(), c) != text_columns.end();
   };
@@ -887,11 +889,14 @@ std::string HtmlTable(const std::vector<std::string>& headers,
     out += (is_text(c) ? "<th>" : "<th class=\"n\">") + MarkupText(headers[c]) + "</th>";
   }
   out += "</tr></thead><tbody>\n";
-  for (const auto& row : rows) {
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const auto& row = rows[r];
+    const std::string link = r < first_column_links.size() ? first_column_links[r] : "";
     out += "<tr>";
     for (size_t c = 0; c < headers.size(); ++c) {
-      out += (is_text(c) ? "<td>" : "<td class=\"n\">") +
-             MarkupText(c < row.size() ? row[c] : std::string()) + "</td>";
+      std::string cell = MarkupText(c < row.size() ? row[c] : std::string());
+      if (c == 0 && !link.empty()) cell = "<a href=\"" + MarkupText(link) + "\">" + cell + "</a>";
+      out += (is_text(c) ? "<td>" : "<td class=\"n\">") + cell + "</td>";
     }
     out += "</tr>\n";
   }
@@ -967,8 +972,16 @@ std::string HtmlList(const std::vector<ReasonCount>& reasons) {
 
 std::string HtmlTaskTable(const RunData& run) {
   std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> links;  // a repository task's upstream fix (agent.upstream)
   rows.reserve(run.tasks.size());
+  links.reserve(run.tasks.size());
   for (const auto& t : run.tasks) {
+    const auto upstream = t.grade.evidence.is_object() ? t.grade.evidence.find("upstream")
+                                                       : t.grade.evidence.end();
+    const bool web = upstream != t.grade.evidence.end() && upstream->is_string() &&
+                     (upstream->get<std::string>().rfind("https://", 0) == 0 ||
+                      upstream->get<std::string>().rfind("http://", 0) == 0);
+    links.push_back(web ? upstream->get<std::string>() : "");
     rows.push_back({t.task_id, DimensionName(t.dimension), t.difficulty, Fixed(t.weight, 2),
                     GradeStatusName(t.grade.status),
                     LeftOut(t.grade.status) ? std::string(kAbsent) : Fixed(TaskScore(t.grade), 1),
@@ -977,7 +990,7 @@ std::string HtmlTaskTable(const RunData& run) {
   }
   return HtmlTable({"task", "dimension", "difficulty", "weight", "status", "score", "passed",
                     "requests", "wall s", "reason"},
-                   rows, {0, 1, 2, 4, 6, 9});
+                   rows, {0, 1, 2, 4, 6, 9}, links);
 }
 
 // ---- card ----------------------------------------------------------------------------------

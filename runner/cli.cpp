@@ -704,6 +704,7 @@ int RunCli(int argc, const char* const* argv, const std::string& build_commit) {
       if (sub->get_name() == "hash") return RunHashCommand(tasks);
       if (sub->get_name() == "validate") return RunValidateCommand(tasks);
       if (sub->get_name() == "validate-task") return RunValidateTaskCommand(tasks);
+      if (sub->get_name() == "fetch") return RunFetchCommand(tasks);
       if (sub->get_name() == "suites") return RunSuitesCommand();
       if (sub->get_name() == "grade") return RunGradeCommand(grading);
       if (sub->get_name() == "graders") return RunGradersCommand();

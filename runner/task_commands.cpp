@@ -1,6 +1,8 @@
 #include "runner/task_commands.h"
 
+#include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -13,6 +15,7 @@
 #include "graders/sandbox.h"
 #include "runner/suite_loader.h"
 #include "tasks/git_source.h"
+#include "tasks/repo_workspace.h"
 #include "tasks/shipped_suites.h"
 #include "tasks/task_yaml.h"
 
@@ -44,6 +47,13 @@ void AddTaskCommands(CLI::App& app, TaskCommandOptions& o) {
   validate_task->add_option("--repo-mirror", o.repo_mirrors,
                             "URL=PATH: a local clone to use for a repository task's URL "
                             "(repeatable; docs/serving.md)");
+
+  CLI::App* fetch = app.add_subcommand(
+      "fetch", "clone every repository a suite's tasks need into the cache, verify their commits");
+  fetch->allow_extras();
+  fetch->add_option("SUITE", o.fetch_suite, "NAME@REV, PATH@REV or PATH")->required();
+  fetch->add_option("--suite-repo", o.suite_repo,
+                    "use this local clone or mirror for a registered suite name");
 
   app.add_subcommand("suites", "list known suite names and where they resolve")->allow_extras();
 }
@@ -198,6 +208,95 @@ int RunValidateTaskCommand(const TaskCommandOptions& o) {
   }
   std::printf(valid ? "task %s is valid\n" : "task %s is NOT valid\n", found->id.c_str());
   return valid ? 0 : 3;
+}
+
+namespace {
+
+// Bytes in the files under `dir` (a cache folder); 0 when it cannot be read.
+uintmax_t FolderBytes(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  uintmax_t total = 0;
+  for (fs::recursive_directory_iterator it(dir, error), end; !error && it != end;
+       it.increment(error)) {
+    if (it->is_regular_file(error)) total += it->file_size(error);
+  }
+  return total;
+}
+
+std::string MiB(uintmax_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+}  // namespace
+
+int RunFetchCommand(const TaskCommandOptions& o) {
+  ResolveOptions options;
+  options.suite_repo = o.suite_repo;
+  const LoadedSuite loaded = LoadSuite(o.fetch_suite, options);
+  // The tasks of each repository, in the order the suite first names the repository.
+  std::vector<std::string> urls;
+  std::map<std::string, std::vector<std::pair<std::string, RepoTask>>> by_url;
+  for (const Task& task : loaded.suite.tasks) {
+    if (!task.agent.is_object() || task.agent.value("kind", "") != "repo") continue;
+    RepoTask repo = ParseRepoTask(task.agent);
+    if (repo.url.empty()) continue;  // a folder of the suite: nothing to fetch
+    if (by_url.find(repo.url) == by_url.end()) urls.push_back(repo.url);
+    by_url[repo.url].emplace_back(task.id, std::move(repo));
+  }
+  if (urls.empty()) {
+    std::printf("suite %s needs no repositories (no task has agent.repo.url)\n",
+                loaded.suite.name.c_str());
+    return 0;
+  }
+  bool all_ok = true;
+  size_t verified = 0, tasks = 0;
+  uintmax_t total = 0;
+  for (const std::string& url : urls) {
+    std::string dir;
+    std::string unreachable;  // why the first clone or fetch failed: not retried for each task
+    for (const auto& [id, repo] : by_url[url]) {
+      ++tasks;
+      if (!unreachable.empty()) {
+        std::printf("FAIL %s: %s\n", id.c_str(), unreachable.c_str());
+        all_ok = false;
+        continue;
+      }
+      try {
+        // Fetches only when the commit is not cached yet (a commit id never moves).
+        dir = EnsureCachedClone(url, repo.base_commit);
+        const std::unique_ptr<GitTreeFiles> commit = OpenRevision(dir, repo.base_commit, url);
+        if (commit->commit() != repo.base_commit) {
+          std::printf("FAIL %s: %s is not a commit in %s\n", id.c_str(), repo.base_commit.c_str(),
+                      url.c_str());
+          all_ok = false;
+        } else if (commit->tree() != repo.base_tree) {
+          std::printf("FAIL %s: commit %s has tree %s, the task says %s\n", id.c_str(),
+                      repo.base_commit.substr(0, 12).c_str(), commit->tree().c_str(),
+                      repo.base_tree.c_str());
+          all_ok = false;
+        } else {
+          std::printf("ok   %s: commit %s has tree %s\n", id.c_str(),
+                      repo.base_commit.substr(0, 12).c_str(), repo.base_tree.substr(0, 12).c_str());
+          ++verified;
+        }
+      } catch (const Error& e) {
+        std::printf("FAIL %s: %s\n", id.c_str(), e.what());
+        if (dir.empty()) unreachable = e.what();
+        all_ok = false;
+      }
+    }
+    if (!dir.empty()) {
+      const uintmax_t bytes = FolderBytes(dir);
+      total += bytes;
+      std::printf("     %s -> %s (%s)\n", url.c_str(), dir.c_str(), MiB(bytes).c_str());
+    }
+  }
+  std::printf("%zu repositor%s, %zu of %zu tasks verified, %s in the cache\n", urls.size(),
+              urls.size() == 1 ? "y" : "ies", verified, tasks, MiB(total).c_str());
+  return all_ok ? 0 : 3;
 }
 
 int RunSuitesCommand() {

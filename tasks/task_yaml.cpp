@@ -390,7 +390,8 @@ struct ParsedTask {
 
 const std::vector<std::string> kRepoAgentKeys = {
     "kind",         "repo",         "setup",      "test_cmd", "log_parser", "hidden_tests",
-    "protected",    "fail_to_pass", "pass_to_pass", "gold_patch", "limits", "tools"};
+    "protected",    "fail_to_pass", "pass_to_pass", "gold_patch", "limits", "tools",
+    "upstream"};
 const std::vector<std::string> kRepoKeys = {"path", "url", "base_commit", "base_tree"};
 const std::vector<std::string> kHiddenTestKeys = {"from", "to"};
 const std::vector<std::string> kRepoLimitKeys = {"steps", "tokens", "wall_s", "command_timeout_s",
@@ -543,6 +544,14 @@ json ParseRepoAgent(const std::string& file, const YAML::Node& node, const TaskC
   if (const Entry* e = fields.Find("pass_to_pass")) RequireStringList(file, e->value);
   if (const Entry* e = fields.Find("gold_patch")) {
     RequireSuiteFile(file, e->value, "agent.gold_patch", context, &task->files);
+  }
+  if (const Entry* e = fields.Find("upstream")) {
+    // Shown as a link in the report: only web addresses, never javascript: or a file path.
+    const std::string address = RequireString(file, e->value);
+    if (address.rfind("https://", 0) != 0 && address.rfind("http://", 0) != 0) {
+      Fail(file, e->value, "agent.upstream: expected an https:// address of the upstream fix, "
+                           "got '" + address + "'");
+    }
   }
   if (const Entry* e = fields.Find("limits")) {
     const Fields limits(file, e->value, kRepoLimitKeys);

@@ -144,7 +144,7 @@ TEST_CASE("shipped suites: a build-tree evalrun reads them from its source tree"
   // This test program is not installed, so the source tree's tasks/ is the folder.
   CHECK(evalrun::ShippedSuitesDir() == (kSource / "tasks").string());
   const std::vector<std::string> names = evalrun::ShippedSuiteNames();
-  CHECK(names == std::vector<std::string>{"agent", "smoke"});
+  CHECK(names == std::vector<std::string>{"agent", "coding", "smoke"});
   CHECK(evalrun::ShippedSuitePath("smoke") == (kSource / "tasks/smoke").string());
   CHECK(evalrun::ShippedSuitePath("smoek").empty());
   CHECK(evalrun::ShippedSuitePath("../tasks").empty());
@@ -166,6 +166,7 @@ TEST_CASE("shipped suites: an installed evalrun finds them by name from any fold
   for (const char* file :
        {"bin/evalrun", "share/evalrun/suites/smoke/suite.yaml",
         "share/evalrun/suites/smoke/mock-answers.json", "share/evalrun/suites/agent/suite.yaml",
+        "share/evalrun/suites/coding/suite.yaml", "share/evalrun/suites/coding/README.md",
         "share/evalrun/schema.sql", "share/doc/evalrun/README.md", "share/doc/evalrun/metrics.md"}) {
     INFO(file);
     CHECK(fs::is_regular_file(prefix.path / file));
@@ -184,6 +185,7 @@ TEST_CASE("shipped suites: an installed evalrun finds them by name from any fold
     const std::string root = fs::weakly_canonical(prefix.path / "share/evalrun/suites").string();
     CHECK_THAT(s.out, Catch::Contains("smoke            evalrun  " + root + "/smoke  (shipped)\n"));
     CHECK_THAT(s.out, Catch::Contains("agent            evalrun  " + root + "/agent  (shipped)\n"));
+    CHECK_THAT(s.out, Catch::Contains("coding           evalrun  " + root + "/coding  (shipped)\n"));
   }
 
   SECTION("the installed agent suite validates: its repository's files kept their modes") {

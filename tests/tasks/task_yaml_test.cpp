@@ -654,6 +654,9 @@ TEST_CASE("task yaml: repository task errors name file:line:column of the key", 
         "s/suite.yaml:9:7: task 'fix': agent is missing required field 'fail_to_pass'");
   CHECK(error({{"gold_patch", "gold_patch: files/nope.patch"}}) ==
         "s/suite.yaml:17:19: agent.gold_patch: file 'files/nope.patch' not found in the suite");
+  CHECK(error({{"gold_patch", "gold_patch: files/gold.patch\n      upstream: javascript:alert(1)"}}) ==
+        "s/suite.yaml:18:17: agent.upstream: expected an https:// address of the upstream fix, "
+        "got 'javascript:alert(1)'");
   CHECK(error({{"limits", "limits: {steps: 0}"}}) ==
         "s/suite.yaml:18:23: agent.limits.steps must be at least 1");
   CHECK(error({{"limits", "limits: {wall: 5}"}}) ==
