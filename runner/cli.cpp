@@ -115,13 +115,6 @@ std::string RangeText(double value) {
   return text.str();
 }
 
-void RequireRange(const std::string& flag, double value, double min, double max,
-                  const std::string& range) {
-  if (!std::isfinite(value) || value < min || value > max) {
-    throw Error(flag + " " + RangeText(value) + ": out of range (expected " + range + ")");
-  }
-}
-
 void RequireRange(const std::string& flag, int64_t value, int64_t min, int64_t max) {
   if (value < min || value > max) {
     throw Error(flag + " " + std::to_string(value) + ": out of range (expected " +
