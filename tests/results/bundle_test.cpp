@@ -125,7 +125,7 @@ TEST_CASE("bundle: the result hash is the SHA-256 of the canonical rendering wit
   json without = doc;
   without.erase("result_hash");
   CHECK(doc["result_hash"] == evalrun::Sha256Hex(evalrun::CanonicalJson(without)));
-  CHECK(evalrun::ComputeResultHash(doc) == doc["result_hash"]);
+  CHECK(evalrun::ComputeResultHash(doc) == doc["result_hash"].get<std::string>());
   CHECK(doc["result_hash"].get<std::string>().size() == 64);
   CHECK(evalrun::ChangedBundleParts(doc).empty());
   // Deterministic: the same run gives the same bytes.
@@ -138,7 +138,7 @@ TEST_CASE("bundle: a run survives the round trip exactly", "[results][bundle]") 
   const RunData run = SampleRun();
   const json doc = evalrun::MakeBundle(run, SamplePlan(run));
   const Bundle b = WriteAndRead(doc, dir);
-  CHECK(b.result_hash == doc["result_hash"]);
+  CHECK(b.result_hash == doc["result_hash"].get<std::string>());
   CHECK(evalrun::ComputeResultHash(b.document) == b.result_hash);
   REQUIRE(b.plan.size() == 2);
   CHECK(b.plan[1].task_id == "t1");
@@ -250,7 +250,7 @@ TEST_CASE("bundle: part hashes name what was changed", "[results][bundle]") {
     CHECK(evalrun::ChangedBundleParts(doc) ==
           std::vector<std::string>{"suite.tasks[1] (task 't1')"});
   }
-  CHECK(evalrun::ComputeResultHash(doc) != doc["result_hash"]);
+  CHECK(evalrun::ComputeResultHash(doc) != doc["result_hash"].get<std::string>());
 }
 
 TEST_CASE("bundle: an unfinished run is marked partial", "[results][bundle]") {

@@ -154,7 +154,7 @@ RunData SmallRun() {
   return run;
 }
 
-const DimensionScore& Find(const RunScores& s, const std::string& dimension) {
+const DimensionScore& Find(const RunScores& s, const char* dimension) {  // no temporary string
   for (const auto& d : s.dimensions) {
     if (d.dimension == dimension) return d;
   }
