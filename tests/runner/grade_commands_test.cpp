@@ -44,7 +44,7 @@ TEST_CASE("grade: every smoke task passes its correct output and fails a wrong o
     CHECK(pass.status == GradeStatus::kGraded);
     CHECK(pass.passed);
     CHECK(pass.score == 1.0);
-    CHECK(pass.grader == task.grader["type"]);
+    CHECK(pass.grader == task.grader["type"].get<std::string>());
     Output wrong = correct;
     wrong.content = outputs[task.id]["wrong"];
     const Grade fail = GradeOutput(task, wrong, context);

@@ -18,7 +18,7 @@ SpeedConfig Config(const MockServer& mock) {
   return c;
 }
 
-const SpeedTest& Find(const SpeedResult& r, const std::string& name) {
+const SpeedTest& Find(const SpeedResult& r, const char* name) {  // no temporary string
   for (const auto& t : r.tests) {
     if (t.name == name) return t;
   }
@@ -77,7 +77,7 @@ TEST_CASE("speed: measured figures match the mock's pacing at concurrency 1, 8 a
   for (const char* name : {"tg" , "c1-distinct", "c8-distinct", "c64-distinct"}) {
     const std::string test_name =
         std::string(name) == "tg" ? "tg" + std::to_string(c.gen_tokens) : name;
-    const SpeedTest& t = Find(r, test_name);
+    const SpeedTest& t = Find(r, test_name.c_str());
     INFO(test_name << " with " << tokens_per_event << " tokens per event");
     const Summary& decode = t.metrics.at("decode_tps");
     const Summary& ttft = t.metrics.at("ttft_ms");
