@@ -625,7 +625,10 @@ VerifyCheck CheckSuite(const Bundle& bundle, const SuiteLookup& suite,
   return c;
 }
 
-VerifyCheck CheckPinned(const Bundle& bundle) {
+// Pinned is ok only when the suite check found the recorded commit here and its tasks match: a
+// commit that could not be loaded is "not checked"; one whose tasks differ has failed the suite
+// check, so pinned is not claimed (not checked) and the failure is not counted twice.
+VerifyCheck CheckPinned(const Bundle& bundle, const VerifyCheck& suite_check) {
   VerifyCheck c = NewCheck("pinned");
   const RunInfo& info = bundle.run.info;
   if (info.suite_spec.empty()) {
@@ -636,6 +639,14 @@ VerifyCheck CheckPinned(const Bundle& bundle) {
     c.summary = "unpinned: the suite '" + info.suite_spec +
                 "' was read from disk, so no commit fixes its tasks (run PATH@REV or NAME@REV "
                 "for a result that verifies as pinned)";
+  } else if (suite_check.state == State::kNotChecked) {
+    c.state = State::kNotChecked;
+    c.summary = "the bundle records suite " + info.suite_spec + " at commit " +
+                info.suite_commit + ", which could not be checked here (see suite)";
+  } else if (suite_check.state == State::kFailed) {
+    c.state = State::kNotChecked;  // the suite check has failed already: not counted twice
+    c.summary = "suite " + info.suite_spec + " at commit " + info.suite_commit +
+                " does not hold the bundle's tasks (see suite)";
   } else {
     c.summary = "suite " + info.suite_spec + " at commit " + info.suite_commit;
   }
@@ -807,7 +818,7 @@ std::vector<VerifyCheck> VerifyBundle(const Bundle& bundle, const VerifyConfig& 
   checks.push_back(CheckGrades(bundle, tasks, stored_ptr, suite, config));
   checks.push_back(CheckFigures(bundle));
   checks.push_back(CheckSuite(bundle, suite, config));
-  checks.push_back(CheckPinned(bundle));
+  checks.push_back(CheckPinned(bundle, checks.back()));
   if (config.spot > 0) checks.push_back(CheckSpot(bundle, tasks, stored_ptr, suite, config));
   return checks;
 }
@@ -845,7 +856,11 @@ std::string RenderVerifyReport(const std::vector<VerifyCheck>& checks) {
            " not checked (exit 4; --repo-mirror URL=PATH or verify --fetch brings missing "
            "repositories)\n";
   } else {
-    out += "verify: ok\n";
+    std::string unchecked;  // checks that could not run here (no suite, no endpoint): named
+    for (const VerifyCheck& c : checks) {
+      if (c.state == State::kNotChecked) unchecked += (unchecked.empty() ? "" : ", ") + c.name;
+    }
+    out += unchecked.empty() ? "verify: ok\n" : "verify: ok (not checked here: " + unchecked + ")\n";
   }
   return ValidUtf8(out);
 }

@@ -1,5 +1,6 @@
 #include "runner/speed_protocol.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "tests/support/catch.h"
@@ -178,6 +179,7 @@ TEST_CASE("speed: a prompt cut by the server is flagged", "[speed]") {
   m.ttft_ms = 1;
   m.decode_tps = 0;
   m.max_context = 1000;
+  m.hide_context = true;  // a server that cuts silently and does not say its context
   MockServer mock(m);
   mock.Start();
   SpeedConfig c = Config(mock);
@@ -191,6 +193,29 @@ TEST_CASE("speed: a prompt cut by the server is flagged", "[speed]") {
   CHECK(pp.notes[0] ==
         "1 prompts came back with far fewer prompt tokens than sent (1000 of 3000): the server "
         "cut the prompt; prefill figures use the server's count");
+}
+
+TEST_CASE("speed: a length longer than the server's stated context is skipped, in words",
+          "[speed]") {
+  MockConfig m;
+  m.ttft_ms = 1;
+  m.decode_tps = 0;
+  m.max_context = 1000;  // stated as max_model_len, as vLLM does
+  MockServer mock(m);
+  mock.Start();
+  SpeedConfig c = Config(mock);
+  c.prompt_lengths = {3000, 256};
+  c.gen_tokens = 8;
+  c.repetitions = 1;
+  c.concurrency = {};
+  std::vector<std::string> lines;
+  const SpeedResult r = RunSpeed(c, [&lines](const std::string& line) { lines.push_back(line); });
+  std::vector<std::string> names;
+  for (const auto& t : r.tests) names.push_back(t.name);
+  CHECK(std::find(names.begin(), names.end(), "pp3000") == names.end());
+  CHECK(std::find(names.begin(), names.end(), "pp256") != names.end());
+  CHECK(std::find(lines.begin(), lines.end(),
+                  "pp3000: skipped, longer than the server's context (1000)") != lines.end());
 }
 
 TEST_CASE("speed: the uni-bench preset runs the community protocol", "[speed]") {

@@ -328,9 +328,31 @@ TEST_CASE("verify: a bundle whose task hashes are not those of the suite at its 
                                       repo.first.substr(0, 12)));
     CHECK_THAT(r.out, Catch::Contains("task 't001': the bundle records "));
     CHECK_THAT(r.out, Catch::Contains("verify: FAILED (suite)"));
+    CHECK_THAT(r.out, Catch::Contains("pinned: not checked (suite "));
   }
   // The honest bundle of the second commit verifies.
   CHECK(Evalrun({"verify", bundle}, dir).code == 0);
+}
+
+TEST_CASE("verify: a pinned suite that is not here to check is not claimed as pinned",
+          "[runner][verify]") {
+  TempDir dir;
+  const SuiteRepo repo = MakeRepo(dir);
+  MockServer mock(FastMock(kTasks));
+  mock.Start();
+  const std::string bundle = RunAndExport(repo.repo + "/suite@" + repo.first, mock, dir, "gone");
+  fs::rename(repo.repo, dir.File("moved-away"));
+  const Result r = Evalrun({"verify", bundle}, dir);
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);  // hash, grades (from the bundle's task data) and figures all check
+  CHECK_THAT(r.out, Catch::Contains("suite: not checked (the suite could not be loaded: "));
+  CHECK_THAT(r.out, Catch::Contains("pinned: not checked (the bundle records suite " + repo.repo +
+                                    "/suite@" + repo.first + " at commit " + repo.first +
+                                    ", which could not be checked here (see suite))"));
+  CHECK_THAT(r.out, !Catch::Contains("pinned: ok"));
+  CHECK_THAT(r.out, Catch::EndsWith("verify: ok (not checked here: suite, pinned)\n"));
+  // The forged-commit case (suite FAILED) is in the test above: pinned is not claimed there
+  // either, and only the suite is counted as failed.
 }
 
 TEST_CASE("verify: a bare-path suite verifies only as unpinned", "[runner][verify]") {
