@@ -69,7 +69,7 @@ int main() {
                             "", "stop"});
   }
 
-  // Regex patterns are compiled once and cached (graders/regex.cpp); this set shows the cost of
+  // Regex patterns are compiled once and cached (graders/native/regex.cpp); this set shows the cost of
   // a match with the limits set up per call.
   evalrun::Task regex_task;
   regex_task.id = "follow";

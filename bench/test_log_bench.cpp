@@ -1,4 +1,4 @@
-// Reading test-run logs (graders/test_log.h promises time linear in the log's length): each
+// Reading test-run logs (graders/native/test_log.h promises time linear in the log's length): each
 // parser on a log of N result lines and of 2N, and on pathological single lines of S and 2S
 // bytes built from its own separators. Prints MB/s and the 2x/1x time ratio (about 2 when
 // linear; the rows with many tests also pay the result map's O(log n) insert per test); exits 1
@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "graders/test_log.h"
+#include "graders/native/test_log.h"
 
 namespace {
 

@@ -18,12 +18,12 @@
 #include <string>
 
 #include "core/canonical_json.h"
-#include "graders/sandbox.h"
+#include "plugins/sandbox.h"
 #include "plugins/mock_server.h"
 #include "results/bundle.h"
 #include "results/store.h"
 #include "runner/suite_run.h"
-#include "runner/verify_commands.h"
+#include "runner/commands/verify_commands.h"
 
 namespace fs = std::filesystem;
 

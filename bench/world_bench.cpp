@@ -20,9 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "graders/sandbox.h"
-#include "graders/zx_world.h"
-#include "runner/zx_world_loop.h"
+#include "plugins/sandbox.h"
+#include "graders/zxbench/world.h"
+#include "runner/agent/zx_world_loop.h"
 
 namespace {
 

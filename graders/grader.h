@@ -1,59 +1,17 @@
 #pragma once
-// The grader interface and registry (DESIGN.md section 8, STYLE.md 6). A grader is a pure,
-// thread-safe function of (task grader spec, extracted answer, context) to a Grade; its spec is
-// checked once when the suite loads. Graders are versioned: the version goes into the grade.
-#include <functional>
+// The registry of built-in graders and grading one output (DESIGN.md section 8): what the rest of
+// evalrun calls. The grader interface is graders/framework/grader.h; evalrun's own graders are in
+// graders/native/, the zx-bench ports in graders/zxbench/, and this registry holds them all.
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "core/grade.h"
 #include "core/task.h"
-#include "graders/answer.h"
+#include "graders/framework/grader.h"
 
 namespace evalrun {
-
-class Sandbox;  // graders/sandbox.h
-
-// What a grader may need beyond the output: files the task references (hidden tests) and the
-// sandbox for running code. Either may be absent; a grader that needs one returns kSkipped.
-struct GradeContext {
-  // Bytes of a file of the task's suite by its path (TaskFile::path); nullopt if unavailable.
-  std::function<std::optional<std::string>(const std::string& path)> read_file;
-  const Sandbox* sandbox = nullptr;
-  bool unsafe_no_sandbox = false;  // the user accepted running code without isolation
-  // The task's `agent` mapping (evalrun agent tasks: the world, the repository); null for
-  // others. Set by GradeOutput.
-  const nlohmann::json* agent = nullptr;
-};
-
-class Grader {
- public:
-  virtual ~Grader() = default;
-  virtual std::string_view name() const = 0;         // "answer_line"
-  virtual std::string_view version() const = 0;      // "1"
-  virtual std::string_view description() const = 0; // one line for `evalrun graders`
-  // Throws Error naming `where` (and the spec key) when the spec is malformed.
-  virtual void CheckSpec(const nlohmann::json& spec, const SourceLocation& where) const = 0;
-  // Grades an extracted answer. Never throws for any output; must finish for any output
-  // (bounded work: regex match limits, size caps).
-  virtual Grade Run(const nlohmann::json& spec, const Answer& answer,
-                    const GradeContext& context) const = 0;
-  // Agent graders grade an episode record (the JSON document an agent task stores as its
-  // output: a world's calls and final state, a repository's diff), not a model's answer: they
-  // get it verbatim in Answer::text, with no think-block extraction and no empty-answer rule.
-  virtual bool grades_episode() const { return false; }
-  // Checks the task's `agent` mapping (null when the task has none) when the suite loads; an
-  // agent grader refuses a task without the agent kind it grades. Throws Error naming `where`.
-  virtual void CheckAgent(const nlohmann::json& agent, const SourceLocation& where) const {
-    (void)agent;
-    (void)where;
-  }
-};
 
 // The built-in graders, one table, registered in one constructor; duplicates are a programmer
 // error.
@@ -69,47 +27,16 @@ class GraderRegistry {
   std::vector<std::unique_ptr<Grader>> graders_;
 };
 
-// Helpers for graders' CheckSpec (graders/grader.cpp). Errors read
-// "<where>: <grader> grader: key '<key>': <problem>"; unknown keys get "did you mean".
-[[noreturn]] void ThrowSpecError(const SourceLocation& where, std::string_view grader,
-                                 std::string_view key, std::string_view problem);
-// Rejects keys of `spec` other than "type" and `allowed`.
-void CheckSpecKeys(const nlohmann::json& spec, const SourceLocation& where,
-                   std::string_view grader, const std::vector<std::string>& allowed);
-// The one-line name of a JSON value's type for messages: "a number", "a string", ...
-std::string JsonTypeName(const nlohmann::json& value);
-
-// A compiled PCRE2 pattern with JavaScript-style flags (graders/regex.cpp), shared by the regex
-// and json_schema graders. Thread-safe after construction; matching is bounded: match limit
-// 1,000,000, depth limit 10,000, heap 64 MiB per call, and an overall budget for large
-// subjects, so no pattern or subject can hang a run.
-class Regex {
- public:
-  enum class Result { kMatch, kNoMatch, kGaveUp };
-  // Compiled patterns are cached by (pattern, flags). Throws Error("<problem> at offset N") for
-  // a bad pattern or flag; `flags` is a subset of "imsu".
-  static std::shared_ptr<const Regex> Compile(const std::string& pattern,
-                                              const std::string& flags);
-  // `full`: the whole subject must match. Invalid UTF-8 in the subject never matches a
-  // character but does not fail the call.
-  virtual Result Match(std::string_view subject, bool full) const = 0;
-  virtual ~Regex() = default;
-};
-
 // The native graders' names and versions (not the zxbench:* ones, which only zx-bench entries
 // use): the table the YAML loader checks grader types against and hashes versions from.
 GraderVersions NativeGraderVersions();
-
-// What a task's grader receives as its spec: the task's `grader` mapping, or for zx-bench tasks
-// the whole bank entry (Task::raw), which holds zx-bench's scoring and requirements.
-const nlohmann::json& GraderSpec(const Task& task);
 
 // Checks every task's grader spec against the registry; unknown grader names get "did you mean"
 // ("<file:line:col>: unknown grader 'answerline', did you mean 'answer_line'? (evalrun graders
 // lists them)"). Tasks with a skip_reason are left alone.
 void CheckGraderSpecs(const Suite& suite);
 
-// Grades one output of one task: extraction once for all graders (graders/answer.h), the status
+// Grades one output of one task: extraction once for all graders (graders/framework/answer.h), the status
 // rules (unclosed <think> -> no_answer; cut by max_tokens before any answer -> budget_exhausted),
 // then the task's grader. Fills grade.grader and grade.grader_version.
 Grade GradeOutput(const Task& task, const Output& output, const GradeContext& context);

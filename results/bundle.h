@@ -43,7 +43,7 @@ Bundle ParseBundle(std::string_view text, const std::string& path);
 
 // MakeBundle with each planned task's data for offline re-grading, by task id: placed verbatim
 // (invalid UTF-8 replaced) as suite.tasks[i].task (null for a task without data). The runner
-// builds it (runner/verify_commands.cpp: the task's hashed fields and file contents, or the
+// builds it (runner/commands/verify_commands.cpp: the task's hashed fields and file contents, or the
 // zx-bench bank entry). Throws Error naming the member for a non-finite number.
 nlohmann::json MakeBundle(const RunData& run, const std::vector<PlannedTask>& plan,
                           const std::map<std::string, nlohmann::json>& task_data);

@@ -24,13 +24,13 @@
 #include "core/terminal_text.h"
 #include "core/version.h"
 #include "graders/grader.h"
-#include "graders/sandbox.h"
+#include "plugins/sandbox.h"
 #include "plugins/env_probe.h"
 #include "plugins/http_client.h"
 #include "results/run_report.h"
 #include "results/speed_report.h"
 #include "results/store.h"
-#include "runner/agent_task.h"
+#include "runner/agent/agent_task.h"
 #include "runner/request_failure.h"
 #include "runner/speed_protocol.h"
 #include "runner/suite_loader.h"
@@ -635,7 +635,7 @@ class Scheduler {
     NoteTaskEnd(result, cut ? FailureKind::kNone : failure);
   }
 
-  // One agent episode (runner/agent_task.h): every turn goes through Send, so turns get the
+  // One agent episode (runner/agent/agent_task.h): every turn goes through Send, so turns get the
   // same retries and pauses as single requests and are all recorded in result.requests. An
   // interrupted episode is not committed (it starts over on --resume); a turn that failed for
   // environment reasons makes the task env_error, as a failed single request does.

@@ -6,7 +6,7 @@
 // this file's .cpp (and tasks/git_source.cpp) include git2.
 //
 // Also the typed form of a task's `agent` mapping when `kind` is `repo` (RepoTask), read by the
-// tools (runner/repo_tools.h), the grader (graders/repo_tests.cpp) and validate-task.
+// tools (runner/agent/repo_tools.h), the grader (graders/native/repo_tests.cpp) and validate-task.
 #include <cstdint>
 #include <functional>
 #include <memory>

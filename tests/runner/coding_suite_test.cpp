@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graders/grader.h"
-#include "graders/sandbox.h"
+#include "plugins/sandbox.h"
 #include "plugins/mock_server.h"
 #include "results/store.h"
 #include "runner/suite_run.h"

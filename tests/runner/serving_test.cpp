@@ -18,8 +18,8 @@
 #include "core/error.h"
 #include "plugins/mock_server.h"
 #include "results/store.h"
-#include "runner/agent_loop.h"
-#include "runner/cli.h"
+#include "runner/agent/agent_loop.h"
+#include "runner/commands/cli.h"
 #include "runner/request_failure.h"
 
 namespace {

@@ -1,0 +1,73 @@
+#pragma once
+// The grader interface (DESIGN.md section 8, STYLE.md 6): what every grader, native or zx-bench,
+// is built on. A grader is a pure, thread-safe function of (task grader spec, extracted answer,
+// context) to a Grade; its spec is checked once when the suite loads. Graders are versioned: the
+// version goes into the grade. The registry of built-in graders is graders/grader.h.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/grade.h"
+#include "core/task.h"
+#include "graders/framework/answer.h"
+
+namespace evalrun {
+
+class Sandbox;  // plugins/sandbox.h
+
+// What a grader may need beyond the output: files the task references (hidden tests) and the
+// sandbox for running code. Either may be absent; a grader that needs one returns kSkipped.
+struct GradeContext {
+  // Bytes of a file of the task's suite by its path (TaskFile::path); nullopt if unavailable.
+  std::function<std::optional<std::string>(const std::string& path)> read_file;
+  const Sandbox* sandbox = nullptr;
+  bool unsafe_no_sandbox = false;  // the user accepted running code without isolation
+  // The task's `agent` mapping (evalrun agent tasks: the world, the repository); null for
+  // others. Set by GradeOutput.
+  const nlohmann::json* agent = nullptr;
+};
+
+class Grader {
+ public:
+  virtual ~Grader() = default;
+  virtual std::string_view name() const = 0;         // "answer_line"
+  virtual std::string_view version() const = 0;      // "1"
+  virtual std::string_view description() const = 0; // one line for `evalrun graders`
+  // Throws Error naming `where` (and the spec key) when the spec is malformed.
+  virtual void CheckSpec(const nlohmann::json& spec, const SourceLocation& where) const = 0;
+  // Grades an extracted answer. Never throws for any output; must finish for any output
+  // (bounded work: regex match limits, size caps).
+  virtual Grade Run(const nlohmann::json& spec, const Answer& answer,
+                    const GradeContext& context) const = 0;
+  // Agent graders grade an episode record (the JSON document an agent task stores as its
+  // output: a world's calls and final state, a repository's diff), not a model's answer: they
+  // get it verbatim in Answer::text, with no think-block extraction and no empty-answer rule.
+  virtual bool grades_episode() const { return false; }
+  // Checks the task's `agent` mapping (null when the task has none) when the suite loads; an
+  // agent grader refuses a task without the agent kind it grades. Throws Error naming `where`.
+  virtual void CheckAgent(const nlohmann::json& agent, const SourceLocation& where) const {
+    (void)agent;
+    (void)where;
+  }
+};
+
+// Helpers for graders' CheckSpec (graders/framework/grader.cpp). Errors read
+// "<where>: <grader> grader: key '<key>': <problem>"; unknown keys get "did you mean".
+[[noreturn]] void ThrowSpecError(const SourceLocation& where, std::string_view grader,
+                                 std::string_view key, std::string_view problem);
+// Rejects keys of `spec` other than "type" and `allowed`.
+void CheckSpecKeys(const nlohmann::json& spec, const SourceLocation& where,
+                   std::string_view grader, const std::vector<std::string>& allowed);
+// The one-line name of a JSON value's type for messages: "a number", "a string", ...
+std::string JsonTypeName(const nlohmann::json& value);
+
+// What a task's grader receives as its spec: the task's `grader` mapping, or for zx-bench tasks
+// the whole bank entry (Task::raw), which holds zx-bench's scoring and requirements.
+const nlohmann::json& GraderSpec(const Task& task);
+
+}  // namespace evalrun

@@ -1,0 +1,653 @@
+// Parity of evalrun's zx-bench code_repair grader with zx-bench's own scoring (issue 4), the
+// repaired code run in the bubblewrap sandbox, and hostile outputs. Every expected score was
+// derived by reading zx-bench's sources, not by running evalrun; the derivation is written next
+// to it. Where bubblewrap (or node) cannot run here, the tests that need it assert that the
+// grader reports kSkipped with the reason, and stop.
+//   C = packages/core/src/evaluators/codeRepair.ts of suncityldp/zx-bench at 1410015b
+//       (codeRepairEvaluator 4.14.0, the fixture's graderVersion); line numbers of that file.
+//   J = packages/core/src/execution/isolatedJson.ts (the copy in bboysky/ajubyte-model-lab at
+//       22bb91d1; zx-bench's own is not in the store); line numbers of that file.
+// Key places: C L1301-1302 no usable contract -> pending (unmeasured); C L1303-1306 the patch is
+// rankBlocks(extractCodeBlocks(output))[0] ?? heuristicExtractCode(...), none -> total 0;
+// C L149 the fence regex /```(?:[\w+-]*)\s*\n([\s\S]*?)```/g (an unclosed fence is no block);
+// C L182-205 rankBlocks (+50 names the function, +15 for 3-120 lines, -20 under 3, +10 for the
+// last, -40 test-like); C L215-264 heuristicExtractCode (L219 strips "ANSWER:", L234-243 the
+// function patterns of L273-276, brace matching L354-375); J L152-182 runIsolatedJsonSuite
+// (L157-163 `node --check candidate.mjs` first, L169-171 every case fails without running when
+// that fails, L173 a case passes only on success and compareJsonObservation, J L58-68: the
+// stdout is a JSON array strictly equal to `expected`); J L140 candidate.mjs is the patch plus
+// `export { slugify as zxEntry };`; C L444-507 patch_quality (distinct trimmed lines of the
+// patch and sourceCode: changed/unique -> <.3: 90, <.5: 80, <.8: 60, else 40; L480 nothing
+// changed -> 0); C L513-567 scope_discipline ((added + removed)/source lines -> <.2: 95,
+// <.4: 80, <.7: 60, else 40; L545 nothing changed -> 0); C L1325-1328 axes and
+// total = round(.1 patch_extraction + .2 compilation + .4 test_pass + .2 patch_quality +
+// .1 scope_discipline), patch_extraction 100 with a fenced block, else 40; test_pass =
+// round(100 passed / 3).
+// CP-L2-TD-JS-003's sourceCode has 3 distinct non-blank lines: "function slugify(s) {",
+// "return s.toLowerCase().replace(/ /g, '-');" and "}". A patch that keeps the first and last
+// and rewrites the return line: unique 4, changed 2, 2/4 = .5 -> patch_quality 60; added 1 +
+// removed 1 = 2/3 -> scope 60 ("one-line fix" below).
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "tests/support/catch.h"
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "graders/builtin.h"
+#include "graders/grader.h"
+#include "plugins/sandbox.h"
+#include "tests/support/fixtures.h"
+
+namespace evalrun {
+namespace {
+
+using nlohmann::json;
+
+json FixtureEntry() {
+  const json bank = json::parse(testing::ReadFixture("zx-bench/fixtures.json"));
+  for (const auto& entry : bank) {
+    if (entry.value("id", "") == "CP-L2-TD-JS-003") return entry;
+  }
+  throw std::runtime_error("fixture entry CP-L2-TD-JS-003 missing");
+}
+
+const Grader& CodeRepair() {
+  static const std::unique_ptr<Grader> grader = MakeZxCodeRepairGrader();
+  return *grader;
+}
+
+const Sandbox& Bubblewrap() {
+  static const std::unique_ptr<Sandbox> sandbox = MakeBubblewrapSandbox();
+  return *sandbox;
+}
+
+Grade RunGrader(const json& entry, const std::string& text, const Sandbox* sandbox,
+                bool truncated = false) {
+  Answer answer;
+  answer.text = text;
+  answer.truncated = truncated;
+  GradeContext context;
+  context.sandbox = sandbox;
+  return CodeRepair().Run(entry, answer, context);
+}
+
+int ZxScore(const Grade& grade) { return grade.evidence.at("zx_score").get<int>(); }
+
+// Grades `text` (which holds code) in bubblewrap. Where bubblewrap or node cannot run here, checks
+// that the grader says exactly that (kSkipped, the reason) and returns nullopt.
+std::optional<Grade> GradeInSandbox(const json& entry, const std::string& text,
+                                    bool truncated = false) {
+  Grade grade = RunGrader(entry, text, &Bubblewrap(), truncated);
+  if (auto why = Bubblewrap().Unavailable()) {
+    CHECK(grade.status == GradeStatus::kSkipped);
+    CHECK(grade.reason == *why);
+    WARN("bubblewrap unavailable, code_repair execution not tested: " << *why);
+    return std::nullopt;
+  }
+  if (FindSandboxProgram("node").empty()) {
+    CHECK(grade.status == GradeStatus::kSkipped);
+    CHECK(grade.reason == "node is not installed");
+    WARN("node is not installed, code_repair execution not tested");
+    return std::nullopt;
+  }
+  return grade;
+}
+
+std::string Fenced(const std::string& code, const std::string& tag = "javascript") {
+  return "```" + tag + "\n" + code + "\n```";
+}
+
+const std::string kGoodReturn =
+    "  return s.toLowerCase().trim().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');";
+const std::string kGoodFix = "function slugify(s) {\n" + kGoodReturn + "\n}";
+
+struct Case {
+  const char* name;
+  std::string output;
+  bool truncated;
+  int zx_score;
+  int tests_passed;
+  bool compiled;
+};
+
+TEST_CASE("zx code_repair: CP-L2-TD-JS-003 scores as zx-bench scores it", "[graders][zxbench]") {
+  const json entry = FixtureEntry();
+  const std::vector<Case> cases = {
+      // correct one-line fix: one block, 3/3 cases, compiles; one-line fix -> 60/60:
+      // 10 + 20 + 40 + 12 + 6 = 88.
+      {"correct fix", "修复如下：\n\n" + Fenced(kGoodFix), false, 88, 3, true},
+      // wrong fix: /\s+/ -> '-' only: 'hello-world' passes, '-a-b-' and 'c++-&-go!' fail ->
+      // test_pass round(33.3) = 33; one-line fix -> 10 + 20 + 13.2 + 12 + 6 = 61.2 -> 61.
+      {"wrong fix",
+       Fenced("function slugify(s) {\n  return s.toLowerCase().replace(/\\s+/g, '-');\n}"), false,
+       61, 1, true},
+      // malformed code: a missing ')' -> node --check fails -> compilation 0 and no case runs
+      // (J L169-171); one-line fix -> 10 + 0 + 0 + 12 + 6 = 28.
+      {"malformed code",
+       Fenced("function slugify(s) {\n  return s.toLowerCase().replace(/ +/g, '-';\n}"), false,
+       28, 0, false},
+      // truncated mid-function: the fence never closes -> no block (C L149) -> heuristic: the
+      // line "function slugify(s) {" matches function\s+slugify\s*\( (C L273) and brace
+      // matching runs to the end (C L359-372): 2 lines, no closing brace -> node --check fails.
+      // patch_extraction 40; patch lines {function..., return...}: unique 4, changed 3 -> .75 ->
+      // 60; added 1 + removed 2 = 3/3 -> 40: 4 + 0 + 0 + 12 + 4 = 20. (The official scorer
+      // ignores the truncation flag.)
+      {"truncated",
+       "Here is the fix:\n\n```javascript\nfunction slugify(s) {\n"
+       "  return s.toLowerCase().trim().replace(/[^a-z0-9]+/g, '-')",
+       true, 20, 0, false},
+      // formatted differently: prose, an untagged fence holding a chained rewrite, then a
+      // tagged usage block. rankBlocks: block 0 = 50 (names slugify) + 15 (7 lines) + 0 = 65;
+      // block 1 = 50 - 20 (1 line) + 10 (last) = 40 -> block 0. It passes 3/3. Patch lines: 6
+      // distinct, 2 shared -> unique 7, changed 5 -> .71 -> 60; added 4 + removed 1 = 5/3 -> 40:
+      // 10 + 20 + 40 + 12 + 4 = 86.
+      {"different fence and extra prose",
+       "修复思路：先转小写，把非字母数字串替换为 '-'，再去掉首尾的 '-'。\n\n```\n"
+       "function slugify(s) {\n  return s\n    .toLowerCase()\n    .replace(/[^a-z0-9]+/g, '-')\n"
+       "    .replace(/^-+|-+$/g, '');\n}\n```\n\n用法：\n\n```js\n"
+       "console.log(slugify('Hello World')); // hello-world\n```\n",
+       false, 86, 3, true},
+      // a ~~~ fence is no fence to zx-bench: heuristic extraction finds the function (C L273),
+      // brace matching stops after "}" (C L371) -> the correct 3 lines; patch_extraction 40:
+      // 4 + 20 + 40 + 12 + 6 = 82.
+      {"tilde fence", "~~~js\n" + kGoodFix + "\n~~~", false, 82, 3, true},
+      // "ANSWER:" and the whole fix on one line: the label is stripped (C L219); the line
+      // matches function\s+slugify\s*\( -> patch = that line; 3/3. Patch set {the line}: unique
+      // 4, changed 4 -> 40; added 1 + removed 3 = 4/3 -> 40: 4 + 20 + 40 + 8 + 4 = 76.
+      {"ANSWER label, one line",
+       "ANSWER: function slugify(s) { return s.trim().toLowerCase()"
+       ".replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''); }",
+       false, 76, 3, true},
+      // CRLF line ends: the block is everything after the fence line's "\r\n", trimmed; the
+      // patch lines end in "\r", which trim() removes -> same sets as the correct fix -> 88.
+      {"CRLF", "```javascript\r\nfunction slugify(s) {\r\n" + kGoodReturn + "\r\n}\r\n```\r\n",
+       false, 88, 3, true},
+      // the original code returned unchanged: 1/3 ('hello-world' only); nothing changed ->
+      // patch_quality 0 (C L480) and scope 0 (C L545): 10 + 20 + 13.2 + 0 + 0 = 43.2 -> 43.
+      {"unchanged source",
+       Fenced("function slugify(s) {\n  return s.toLowerCase().replace(/ /g, '-');\n}"), false,
+       43, 1, true},
+      // CommonJS export: node --check passes, but candidate.mjs is an ES module, so `module`
+      // is undefined when it loads -> every case fails; the extra line: unique 5, changed 3 ->
+      // .6 -> 60; added 2 + removed 1 = 3/3 -> 40: 10 + 20 + 0 + 12 + 4 = 46.
+      {"CommonJS export", Fenced(kGoodFix + "\nmodule.exports = { slugify };"), false, 46, 0, true},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      const auto grade = GradeInSandbox(entry, c.output, c.truncated);
+      if (!grade) return;
+      INFO(grade->reason << "\n" << grade->evidence.dump(2));
+      REQUIRE(grade->status == GradeStatus::kGraded);
+      CHECK(ZxScore(*grade) == c.zx_score);
+      CHECK(grade->score == Approx(c.zx_score / 100.0));
+      CHECK(grade->passed == (c.zx_score >= 60));
+      CHECK(grade->evidence["tests_passed"] == c.tests_passed);
+      CHECK(grade->evidence["tests_total"] == 3);
+      CHECK(grade->evidence["compiled"] == c.compiled);
+      CHECK(grade->evidence["sandbox_runs"] == (c.compiled ? 4 : 1));  // J L169-171
+    }
+  }
+}
+
+TEST_CASE("zx code_repair: an output without code scores 0 without running anything",
+          "[graders][zxbench]") {
+  const json entry = FixtureEntry();
+  // No fence, and heuristicExtractCode finds no function, definition or 3-line indented code
+  // (C L215-264) -> "No code found in output", total 0 (C L1305). Nothing runs, so no sandbox
+  // is needed.
+  for (const char* text : {"I cannot fix this without more context.",
+                           "把 replace(/ /g, '-') 改成先 trim 再替换即可。"}) {
+    const Grade grade = RunGrader(entry, text, nullptr);
+    INFO(text);
+    CHECK(grade.status == GradeStatus::kGraded);
+    CHECK(ZxScore(grade) == 0);
+    CHECK(grade.reason == "no code found in the output");
+  }
+  const Grade empty = RunGrader(entry, " \n\t", nullptr);
+  CHECK(empty.status == GradeStatus::kNoAnswer);
+  CHECK(empty.reason == "empty output");
+}
+
+TEST_CASE("zx code_repair: an infinite loop is killed at the limit and fails its case",
+          "[graders][zxbench][slow]") {
+  const json entry = FixtureEntry();
+  // Loops forever only on 'C++ & Go!': that case is killed at 8 s (zx-bench's timeoutMs 3000
+  // plus the runner's 5000, J L148) and fails; the others pass -> test_pass round(66.7) = 67.
+  // Patch: 4 distinct lines, 2 shared -> unique 5, changed 3 -> .6 -> 60; added 2 + removed 1
+  // = 3/3 -> 40: 10 + 20 + 26.8 + 12 + 4 = 72.8 -> 73.
+  const auto start = std::chrono::steady_clock::now();
+  const auto grade = GradeInSandbox(
+      entry, Fenced("function slugify(s) {\n  while (s.includes('&')) {}\n" + kGoodReturn + "\n}"));
+  if (!grade) return;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(grade->reason << "\n" << grade->evidence.dump(2));
+  REQUIRE(grade->status == GradeStatus::kGraded);
+  CHECK(ZxScore(*grade) == 73);
+  CHECK(grade->evidence["tests_passed"] == 2);
+  const json& looping = grade->evidence["cases"][2];
+  CHECK(looping["id"] == "CP-L2-TD-JS-003-hidden-3");
+  CHECK(looping["timed_out"] == true);
+  CHECK(looping["passed"] == false);
+  CHECK(looping["wall_seconds"].get<double>() >= 7.9);
+  CHECK(grade->reason.find("1 ran out of time") != std::string::npos);
+  CHECK(seconds < 30);
+}
+
+// A listening socket on the host's loopback, which code in the sandbox must not reach.
+class HostListener {
+ public:
+  HostListener() : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    if (fd_ < 0 || bind(fd_, reinterpret_cast<sockaddr*>(&address), size) != 0 ||
+        listen(fd_, 4) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) != 0) {
+      throw std::runtime_error("cannot listen on 127.0.0.1");
+    }
+    port_ = ntohs(address.sin_port);
+  }
+  ~HostListener() { close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
+
+TEST_CASE("zx code_repair: code that tries to escape the sandbox finds nothing",
+          "[graders][zxbench]") {
+  const json entry = FixtureEntry();
+  const HostListener listener;
+  std::random_device device;
+  const std::filesystem::path marker = std::filesystem::temp_directory_path() /
+                                       ("evalrun-escape-" + std::to_string(device()));
+  // Tries to write under /usr, list /root and /home, write a file in the host's /tmp and reach
+  // a port listening on the host's loopback; slugify answers wrongly if anything worked.
+  const std::string code =
+      "import fs from 'node:fs';\nimport net from 'node:net';\nconst escaped = [];\n"
+      "const attempts = {\n"
+      "  'wrote /usr': () => fs.writeFileSync('/usr/evalrun-escape', 'x'),\n"
+      "  'listed /root': () => fs.readdirSync('/root'),\n"
+      "  'listed /home': () => fs.readdirSync('/home'),\n};\n"
+      "for (const [what, attempt] of Object.entries(attempts)) {\n"
+      "  try { attempt(); escaped.push(what); } catch {}\n}\n"
+      "try { fs.writeFileSync('" + marker.string() + "', 'x'); } catch {}\n"
+      "const connected = await new Promise((resolve) => {\n"
+      "  const socket = net.connect(" + std::to_string(listener.port()) + ", '127.0.0.1');\n"
+      "  const timer = setTimeout(() => { socket.destroy(); resolve(false); }, 1000);\n"
+      "  socket.on('connect', () => { clearTimeout(timer); socket.destroy(); resolve(true); });\n"
+      "  socket.on('error', () => { clearTimeout(timer); resolve(false); });\n});\n"
+      "if (connected) escaped.push('reached the host network');\n"
+      "export function slugify(s) {\n"
+      "  if (escaped.length > 0) return 'escaped: ' + escaped.join(', ');\n" +
+      kGoodReturn + "\n}";
+  // 3/3 when every attempt failed. The patch shares only "}" with the source: ratio above .8
+  // -> 40, and scope far above .7 -> 40: 10 + 20 + 40 + 8 + 4 = 82.
+  const auto grade = GradeInSandbox(entry, Fenced(code));
+  if (!grade) return;
+  INFO(grade->reason << "\n" << grade->evidence.dump(2));
+  REQUIRE(grade->status == GradeStatus::kGraded);
+  CHECK(grade->evidence["tests_passed"] == 3);
+  CHECK(ZxScore(*grade) == 82);
+  CHECK_FALSE(std::filesystem::exists(marker));
+  CHECK_FALSE(std::filesystem::exists("/usr/evalrun-escape"));
+}
+
+TEST_CASE("zx code_repair: a 10 MB output and invalid UTF-8 are graded, not crashed on",
+          "[graders][zxbench]") {
+  const json entry = FixtureEntry();
+  SECTION("10 MB of near-fences after the fix") {
+    // "```js {\n" never opens a block (the whitespace after the tag has no newline before
+    // "{", C L149), so the one block is the fix: 88 as "correct fix".
+    std::string junk;
+    while (junk.size() < (10u << 20)) junk += "```js {\n} ";
+    const auto start = std::chrono::steady_clock::now();
+    const auto grade = GradeInSandbox(entry, Fenced(kGoodFix) + "\n" + junk);
+    if (!grade) return;
+    INFO(grade->reason);
+    CHECK(ZxScore(*grade) == 88);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  }
+  SECTION("10 MB of prose lines, no code") {
+    // No fence; no line matches a function or definition pattern and no line looks like code
+    // (C L403-438) -> no code -> 0, found in linear time.
+    std::string prose;
+    while (prose.size() < (10u << 20)) prose += "the quick brown fox jumps over the lazy dog\n";
+    const auto start = std::chrono::steady_clock::now();
+    const Grade grade = RunGrader(entry, prose, nullptr);
+    CHECK(grade.status == GradeStatus::kGraded);
+    CHECK(ZxScore(grade) == 0);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  }
+  SECTION("invalid UTF-8 in the prose and in a comment of the code") {
+    // zx-bench decodes the reply as UTF-8 with U+FFFD for bad bytes; the comment changes only
+    // the return line, which is rewritten anyway: 88 as "correct fix".
+    const std::string code = "function slugify(s) {\n" + kGoodReturn + " // \xff\xfe\xc3\n}";
+    const auto grade = GradeInSandbox(entry, "修复 \xed\xa0\x80 如下\n" + Fenced(code));
+    if (!grade) return;
+    INFO(grade->reason);
+    CHECK(ZxScore(*grade) == 88);
+    CHECK_NOTHROW(grade->evidence.dump());
+  }
+}
+
+TEST_CASE("zx code_repair: Python candidates run with python3, v1 and v2 (keyword) calls",
+          "[graders][zxbench]") {
+  // The fixture entry made a Python one: isolated-json-v1 supports python (J L116-120); the
+  // candidate is candidate.py, checked with ast.parse (J L160), imported by the driver (J L84-99).
+  json entry = FixtureEntry();
+  entry["language"] = "python";
+  entry["sourceCode"] = "def slugify(s):\n    return s.lower().replace(' ', '-')";
+  const std::string fix =
+      "import re\n\ndef slugify(s):\n"
+      "    return re.sub(r'[^a-z0-9]+', '-', s.lower()).strip('-')";
+  // 3/3. Patch lines {import re, def slugify(s):, return re.sub(...)} against the source's 2:
+  // 1 shared -> unique 4, changed 3 -> .75 -> 60; added 2 + removed 1 = 3/2 -> 40:
+  // 10 + 20 + 40 + 12 + 4 = 86.
+  SECTION("isolated-json-v1") {}
+  SECTION("isolated-json-v2: the argument passed by keyword") {
+    // v2 is Python only and adds one keyword dictionary per call (J L44-47, L95).
+    json& contract = entry["requirements"]["isolatedJson"];
+    contract["protocol"] = "isolated-json-v2";
+    for (auto& c : contract["cases"]) {
+      c["keywordArgs"] = json::array({{{"s", c["calls"][0][0]}}});
+      c["calls"] = json::array({json::array()});
+    }
+  }
+  Grade grade = RunGrader(entry, Fenced(fix, "python"), &Bubblewrap());
+  if (auto why = Bubblewrap().Unavailable()) {
+    CHECK(grade.status == GradeStatus::kSkipped);
+    CHECK(grade.reason == *why);
+    return;
+  }
+  if (FindSandboxProgram("python3").empty()) {
+    CHECK(grade.status == GradeStatus::kSkipped);
+    CHECK(grade.reason == "python3 is not installed");
+    return;
+  }
+  INFO(grade.reason << "\n" << grade.evidence.dump(2));
+  REQUIRE(grade.status == GradeStatus::kGraded);
+  CHECK(grade.evidence["tests_passed"] == 3);
+  CHECK(ZxScore(grade) == 86);
+  // A syntax error stops at ast.parse: compilation 0, nothing else runs. "def slugify(s)"
+  // without ':' vs the source: unique 3, changed 2 -> .67 -> 60; added 1 + removed 1 = 2/2 ->
+  // 40: 10 + 0 + 0 + 12 + 4 = 26.
+  grade = RunGrader(entry, Fenced("def slugify(s)\n    return s.lower().replace(' ', '-')", "py"),
+                    &Bubblewrap());
+  CHECK(grade.evidence["compiled"] == false);
+  CHECK(grade.evidence["sandbox_runs"] == 1);
+  CHECK(ZxScore(grade) == 26);
+}
+
+// ---- The comparison, with a scripted sandbox --------------------------------------------------
+
+// Answers the syntax check with `check` and every case run with `run` (its stdout, exit code).
+class ScriptedSandbox final : public Sandbox {
+ public:
+  ScriptedSandbox(SandboxResult check, SandboxResult run)
+      : check_(std::move(check)), run_(std::move(run)) {}
+  std::optional<std::string> Unavailable() const override { return std::nullopt; }
+  SandboxResult Run(const SandboxRun& run) const override {
+    inputs_.push_back(run.files.count("input.json") ? run.files.at("input.json") : "");
+    return run.files.count("input.json") ? run_ : check_;
+  }
+  std::string Describe() const override { return "scripted"; }
+  mutable std::vector<std::string> inputs_;  // what each run received as input.json
+
+ private:
+  SandboxResult check_;
+  SandboxResult run_;
+};
+
+SandboxResult Exited(int code, std::string stdout_text = "") {
+  SandboxResult r;
+  r.exit_code = code;
+  r.stdout_text = std::move(stdout_text);
+  r.wall_seconds = 0.05;
+  return r;
+}
+
+TEST_CASE("zx code_repair: only strictly equal JSON arrays on stdout pass a case",
+          "[graders][zxbench]") {
+  if (FindSandboxProgram("node").empty()) {
+    const ScriptedSandbox sandbox(Exited(0), Exited(0));
+    const Grade grade = RunGrader(FixtureEntry(), Fenced(kGoodFix), &sandbox);
+    CHECK(grade.status == GradeStatus::kSkipped);
+    CHECK(grade.reason == "node is not installed");
+    return;
+  }
+  // Every case run prints `stdout` (exit 0), so all three cases get the same observation; only
+  // the first case expects ["hello-world"]. compareJsonObservation (J L58-68): at most 64 KiB,
+  // JSON.parse, an array of plain values (no -0, J L30), same length, isDeepStrictEqual.
+  // Scores with the one-line fix: 1 pass -> 61 ("wrong fix"), none -> 10 + 20 + 12 + 6 = 48.
+  auto [stdout_text, passes] = GENERATE(table<std::string, bool>({
+      {"[\"hello-world\"]", true},
+      {"  [\"hello-world\"]\n", true},          // the runner trims stdout
+      {"[\"hello-world\"]PASS", false},         // no markers, no prose
+      {"PASS", false},
+      {"\"hello-world\"", false},               // not an array
+      {"[\"hello-world\",\"x\"]", false},       // wrong length
+      {"{\"0\":\"hello-world\"}", false},
+      {"```json\n[\"hello-world\"]\n```", false},
+      {"[\"Hello-World\"]", false},
+      {"[-0]", false},
+      {"[1e400]", false},                       // Infinity is not JSON
+      {"[\"hello-world\"" + std::string(70000, ' ') + "]", false},  // over 64 KiB (J L59)
+  }));
+  const ScriptedSandbox sandbox(Exited(0), Exited(0, stdout_text));
+  const Grade grade = RunGrader(FixtureEntry(), Fenced(kGoodFix), &sandbox);
+  INFO(stdout_text.substr(0, 40) << " " << grade.reason);
+  REQUIRE(grade.status == GradeStatus::kGraded);
+  CHECK(grade.evidence["tests_passed"] == (passes ? 1 : 0));
+  CHECK(ZxScore(grade) == (passes ? 61 : 48));
+  // The sandbox saw the entry point and the arguments, never the expected values or ids.
+  REQUIRE(sandbox.inputs_.size() == 4);
+  CHECK(sandbox.inputs_[1] == R"({"calls":[["Hello World"]],"entrypoint":"slugify"})");
+  for (const auto& input : sandbox.inputs_) CHECK(input.find("hidden") == std::string::npos);
+}
+
+TEST_CASE("zx code_repair: a failed exit, a timeout or too much output fails the case",
+          "[graders][zxbench]") {
+  if (FindSandboxProgram("node").empty()) return;  // covered by the test above
+  SandboxResult crashed = Exited(1, "[\"hello-world\"]");
+  SandboxResult timed_out = Exited(137, "[\"hello-world\"]");
+  timed_out.timed_out = true;
+  SandboxResult noisy = Exited(0, "[\"hello-world\"]");
+  noisy.stderr_text.assign(64 * 1024, 'x');  // stdout and stderr together over 64 KiB
+  for (const auto& run : {crashed, timed_out, noisy}) {
+    const ScriptedSandbox sandbox(Exited(0), run);
+    const Grade grade = RunGrader(FixtureEntry(), Fenced(kGoodFix), &sandbox);
+    CHECK(grade.status == GradeStatus::kGraded);
+    CHECK(grade.evidence["tests_passed"] == 0);
+    CHECK(ZxScore(grade) == 48);
+  }
+}
+
+TEST_CASE("zx code_repair: a sandbox that never starts is an environment error",
+          "[graders][zxbench]") {
+  if (FindSandboxProgram("node").empty()) return;
+  // runInContainer's infrastructureError -> pending, not a model score (C L1322). A run that
+  // never started looks like plugins/sandbox.cpp's SetupFailure: exit 127, no time, its message.
+  SandboxResult never = Exited(127);
+  never.wall_seconds = 0;
+  never.stderr_text = "evalrun sandbox: cannot create a temporary directory";
+  const ScriptedSandbox broken(never, never);
+  const Grade grade = RunGrader(FixtureEntry(), Fenced(kGoodFix), &broken);
+  CHECK(grade.status == GradeStatus::kEnvError);
+  CHECK(grade.reason == "the sandbox failed: evalrun sandbox: cannot create a temporary directory");
+  // The same text from a candidate that ran (it took time) is the candidate's failure.
+  SandboxResult spoofed = never;
+  spoofed.wall_seconds = 0.2;
+  const ScriptedSandbox spoofing(Exited(0), spoofed);
+  const Grade failed = RunGrader(FixtureEntry(), Fenced(kGoodFix), &spoofing);
+  CHECK(failed.status == GradeStatus::kGraded);
+  CHECK(ZxScore(failed) == 48);
+}
+
+TEST_CASE("zx code_repair: without a sandbox or runtime the grade is skipped with the reason",
+          "[graders][zxbench]") {
+  const json entry = FixtureEntry();
+  const Grade none = RunGrader(entry, Fenced(kGoodFix), nullptr);
+  CHECK(none.status == GradeStatus::kSkipped);
+  CHECK(none.reason ==
+        "no sandbox to run code in (install bubblewrap, or accept the risk with "
+        "--unsafe-no-sandbox)");
+  class Missing final : public Sandbox {
+   public:
+    std::optional<std::string> Unavailable() const override {
+      return "bubblewrap not installed";
+    }
+    SandboxResult Run(const SandboxRun&) const override { return {}; }
+    std::string Describe() const override { return "missing"; }
+  } missing;
+  const Grade unavailable = RunGrader(entry, Fenced(kGoodFix), &missing);
+  CHECK(unavailable.status == GradeStatus::kSkipped);
+  CHECK(unavailable.reason == "bubblewrap not installed");
+}
+
+TEST_CASE("zx code_repair: entries zx-bench leaves unmeasured are skipped with its reason",
+          "[graders][zxbench]") {
+  const json entry = FixtureEntry();
+  const ScriptedSandbox sandbox(Exited(0), Exited(0, "[\"hello-world\"]"));
+  const auto reason_for = [&](const json& changed, const std::string& output) {
+    const Grade grade = RunGrader(changed, output, &sandbox);
+    CHECK(grade.status == GradeStatus::kSkipped);
+    return grade.reason;
+  };
+  // isolatedCodeRepairUnavailable (C L1244-1268).
+  json no_contract = entry;
+  no_contract["requirements"].erase("isolatedJson");
+  const std::string not_migrated =
+      "zx-bench leaves this entry unmeasured: the entry has no valid isolated execution contract "
+      "for its language and function (此题尚未迁移到可信观测判分通道，旧同进程测试仅供诊断)";
+  CHECK(reason_for(no_contract, Fenced(kGoodFix)) == not_migrated);
+  json renamed = entry;
+  renamed["functionName"] = "toSlug";  // entrypoint !== functionName (C L1262)
+  CHECK(reason_for(renamed, Fenced(kGoodFix)) == not_migrated);
+  json bad_entrypoint = entry;
+  bad_entrypoint["requirements"]["isolatedJson"]["entrypoint"] = "slugify();evil";
+  bad_entrypoint["functionName"] = "slugify();evil";
+  CHECK(reason_for(bad_entrypoint, Fenced(kGoodFix)) == not_migrated);
+  json extra_test = entry;
+  extra_test["hiddenTests"].push_back({{"id", "CP-L2-TD-JS-003-hidden-4"}});
+  CHECK(reason_for(extra_test, Fenced(kGoodFix)) ==
+        "zx-bench leaves this entry unmeasured: the contract's cases and hiddenTests disagree "
+        "(隔离调用契约与原测试清单不一致)");
+  json two = entry;
+  two["requirements"]["quickJsObservation"] = json::object();
+  CHECK(reason_for(two, Fenced(kGoodFix)) ==
+        "zx-bench leaves this entry unmeasured: the entry names more than one execution "
+        "contract (不能同时指定多个执行观测协议)");
+  json other = no_contract;
+  other["requirements"]["isolatedJavaJson"] = json::object();  // another contract kind
+  CHECK(reason_for(other, "no code here") ==
+        "evalrun does not run zx-bench's isolatedJavaJson contracts");
+  // Valid for zx-bench, not runnable here: after extraction (no code would still score 0).
+  json typescript = entry;
+  typescript["language"] = "typescript";
+  CHECK(reason_for(typescript, Fenced(kGoodFix, "ts")) ==
+        "evalrun does not run isolated-json-v1 contracts for typescript (zx-bench transpiles "
+        "with the TypeScript compiler first)");
+  CHECK(ZxScore(RunGrader(typescript, "no code here", &sandbox)) == 0);
+}
+
+TEST_CASE("zx code_repair: no_bug trap entries are judged from the text", "[graders][zxbench]") {
+  json entry = FixtureEntry();
+  entry["expectedVerdict"] = "no_bug";
+  // The official scorer delegates to the diagnostic evaluator's no_bug branch (C L1276-1279,
+  // C L608-666): verdict from NEGATIVE_NO_BUG_RE / POSITIVE_FIX_RE on the lower-cased text
+  // (C L136, L140; both or neither -> 50 or the keyword lists), explanation 70 when the reply
+  // is over 100 UTF-16 units else 40 (requirements is an object, C L643-650), scope of the
+  // last block (C L653; none: all 3 source lines removed -> 3/3 -> 40);
+  // total = round(.7 v + .2 e + .1 s) (C L657-661). Nothing runs.
+  const auto score = [&](const std::string& text) {
+    const Grade grade = RunGrader(entry, text, nullptr);
+    INFO(text << " " << grade.reason);
+    CHECK(grade.status == GradeStatus::kGraded);
+    return ZxScore(grade);
+  };
+  // "代码 本身 正确" matches the third negative alternative; no fix phrase; 14 UTF-16 units: e = 40;
+  // 70 + 8 + 4 = 82.
+  CHECK(score("这段代码本身正确，无需改动。") == 82);
+  // "NO BUG" lower-cases to "no bug" -> 100; the unchanged source in a block -> scope 0
+  // (C L545); the reply is over 100 units -> 70: 70 + 14 + 0 = 84.
+  CHECK(score("NO BUG here: the function already does what the prompt asks for.\n" +
+              Fenced(entry["sourceCode"].get<std::string>())) == 84);
+  // "应该修复" is a positive fix (需要|应该|应当 + 修复) -> 0: 0 + 8 + 4 = 12.
+  CHECK(score("应该修复：改成先 trim。") == 12);
+  // "不需要修复" is negative, and "需要修复" inside it is preceded by 不 -> no positive: 82.
+  CHECK(score("不需要修复。") == 82);
+  // Both: "no bug" and "should be fixed" -> 50: 35 + 8 + 4 = 47.
+  CHECK(score("no bug, but it should be fixed") == 47);
+}
+
+TEST_CASE("zx code_repair: CheckSpec names the entry and the problem", "[graders][zxbench]") {
+  const SourceLocation where{"zx-bench/benchmark.json", 12, 3};
+  const json entry = FixtureEntry();
+  CHECK_NOTHROW(CodeRepair().CheckSpec(entry, where));
+  auto [change, message] = GENERATE(table<std::string, std::string>({
+      {"spec", "the spec must be the zx-bench entry (a JSON object)"},
+      {"requirements",
+       "'requirements' must be an object (requirements.isolatedJson holds the execution "
+       "contract)"},
+      {"language", "'language' must be a string, not a number"},
+      {"sourceCode", "'sourceCode' must be a string (the code to repair), not a list"},
+      {"hiddenTests",
+       "'hiddenTests' must be a list of {id, ...} (one per contract case), not a mapping"},
+  }));
+  json spec = entry;
+  if (change == "spec") spec = json::array();
+  if (change == "requirements") spec["requirements"] = "trim";
+  if (change == "language") spec["language"] = 7;
+  if (change == "sourceCode") spec["sourceCode"] = json::array();
+  if (change == "hiddenTests") spec["hiddenTests"] = json::object();
+  try {
+    CodeRepair().CheckSpec(spec, where);
+    FAIL("no error for " << change);
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) ==
+          "zx-bench/benchmark.json:12:3: zxbench:code_repair: " + message);
+  }
+}
+
+TEST_CASE("zx code_repair: the registry holds it under its zx-bench name", "[graders][zxbench]") {
+  const Grader* grader = GraderRegistry::Builtin().Find("zxbench:code_repair");
+  REQUIRE(grader != nullptr);
+  CHECK(grader->version() == "1");
+}
+
+TEST_CASE("zx code_repair: sandbox start-up per run", "[graders][zxbench]") {
+  if (Bubblewrap().Unavailable()) {
+    WARN("bubblewrap unavailable: start-up not measured");
+    return;
+  }
+  SandboxRun run;
+  run.argv = {"true"};
+  double total = 0;
+  for (int i = 0; i < 10; ++i) total += Bubblewrap().Run(run).wall_seconds;
+  const Grade grade = RunGrader(FixtureEntry(), Fenced(kGoodFix), &Bubblewrap());
+  if (grade.status != GradeStatus::kGraded) return;  // node missing: said above
+  const double suite = grade.evidence["sandbox_wall_seconds"].get<double>();
+  WARN("sandbox start-up: " << total / 10 * 1000 << " ms per run of `true`; one grade: "
+                            << grade.evidence["sandbox_runs"] << " runs, " << suite * 1000
+                            << " ms");
+  CHECK(grade.evidence["sandbox_runs"] == 4);
+  CHECK(suite > 0);
+}
+
+}  // namespace
+}  // namespace evalrun

@@ -1,0 +1,247 @@
+// The command line as a user meets it: the real binary, its exit codes and its exact messages.
+#include "runner/commands/cli.h"
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "tests/support/catch.h"
+#include <nlohmann/json.hpp>
+
+#include "plugins/mock_server.h"
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Run Evalrun(const std::string& args) {
+  const std::string err_path = "/tmp/evalrun-cli-test-" + std::to_string(getpid()) + ".err";
+  const std::string command = std::string(EVALRUN_BINARY) + " " + args + " 2>" + err_path;
+  Run run;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+  const int status = pclose(pipe);
+  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.err = Slurp(err_path);
+  std::remove(err_path.c_str());
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("cli: --version and --help everywhere exit 0", "[cli]") {
+  const Run v = Evalrun("--version");
+  CHECK(v.code == 0);
+  // The version and the commit built from: 40 hex digits, "-dirty" for a tree with uncommitted
+  // changes, "unknown" outside a git checkout (cmake/build_commit.cmake).
+  CHECK_THAT(v.out, Catch::Matches("evalrun 0\\.1\\.0 \\(commit ([0-9a-f]{40}(-dirty)?|unknown)\\)\n"));
+  for (const char* args : {"--help", "speed --help", "mock-server --help"}) {
+    INFO(args);
+    const Run h = Evalrun(args);
+    CHECK(h.code == 0);
+    CHECK_THAT(h.out, Catch::Contains("Usage:"));
+  }
+  CHECK_THAT(Evalrun("--help").out, Catch::Contains("130 interrupted"));
+}
+
+TEST_CASE("cli: usage errors exit 2 with a hint", "[cli]") {
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  const Case c = GENERATE(
+      Case{"spead", "evalrun: error: unknown command 'spead', did you mean 'speed'? (evalrun --help lists the commands)\n"},
+      Case{"", "evalrun: error: a command is required (evalrun --help lists them)\n"},
+      Case{"speed --endpoint http://127.0.0.1:9 --prset quick",
+           "evalrun: error: speed: unknown option '--prset', did you mean '--preset'? (evalrun speed --help lists the options)\n"},
+      Case{"speed --endpoint http://127.0.0.1:9 --preset quik",
+           "evalrun: error: unknown preset 'quik', did you mean 'quick'? (presets: quick, llama-bench, uni-bench, full)\n"},
+      Case{"speed --endpoint http://127.0.0.1:9 -o xml",
+           "evalrun: error: -o 'xml': expected md, json, csv or jsonl\n"},
+      Case{"speed --endpoint http://127.0.0.1:9 --label quant",
+           "evalrun: error: --label 'quant': expected KEY=VALUE, e.g. --label quant=AWQ-4bit\n"},
+      Case{"speed --endpoint localhost:8080",
+           "evalrun: error: --endpoint 'localhost:8080': expected a URL such as http://127.0.0.1:8080\n"},
+      Case{"speed --endpoint http://127.0.0.1:9 --thinking maybe",
+           "evalrun: error: --thinking 'maybe': expected on, off or auto\n"},
+      Case{"mock-server --fault explode",
+           "evalrun: error: --fault 'explode': expected none, 400, 500, drop, stall or malformed\n"},
+      Case{"speed", "evalrun: error: --endpoint is required\n"});
+  INFO(c.args);
+  const Run r = Evalrun(c.args);
+  CHECK(r.code == 2);
+  CHECK(r.err == c.message);
+}
+
+TEST_CASE("cli: an endpoint nobody answers is a configuration error", "[cli]") {
+  const Run r = Evalrun("speed --endpoint http://127.0.0.1:9/v1/ --no-env -q");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::StartsWith("evalrun: error: cannot reach the endpoint http://127.0.0.1:9: "));
+  CHECK_THAT(r.err, Catch::EndsWith("(is the server running? evalrun mock-server starts a stand-in)\n"));
+}
+
+TEST_CASE("cli: endpoints are normalised", "[cli]") {
+  CHECK(evalrun::NormalizeEndpoint("http://h:1/v1/") == "http://h:1");
+  CHECK(evalrun::NormalizeEndpoint("http://h:1/") == "http://h:1");
+  CHECK(evalrun::NormalizeEndpoint("http://h:1") == "http://h:1");
+}
+
+TEST_CASE("cli: speed -o json carries the schema, environment, summaries and raw samples, "
+          "and the other formats render the same tests",
+          "[cli][slow]") {
+  evalrun::MockConfig m;
+  m.ttft_ms = 20;
+  m.decode_tps = 500;
+  m.fault = evalrun::MockFault::kHttp500;
+  m.fault_on = {3};  // the second pp32 request
+  evalrun::MockServer mock(m);
+  mock.Start();
+  const std::string base = "speed --endpoint " + mock.base_url() +
+                           " -p 32 -n 16 -r 2 -c 2 --prompts same -q --label quant=Q4_K_M";
+  const std::string json_path = "/tmp/evalrun-cli-test-" + std::to_string(getpid()) + ".json";
+  const Run r = Evalrun(base + " -o json --out " + json_path);
+  CHECK(r.code == 1);  // one request failed: done, with errors
+  CHECK(r.out.empty());
+  const auto j = nlohmann::json::parse(Slurp(json_path));
+  std::remove(json_path.c_str());
+  CHECK(j["schema_version"] == 1);
+  CHECK(j["kind"] == "evalrun.speed");
+  CHECK(j["labels"]["quant"] == "Q4_K_M");
+  CHECK(j["environment"]["scope"] == "client host");
+  CHECK(j["environment"]["host"]["kernel"].is_string());
+  CHECK(j["server"]["kind"] == "evalrun-mock");
+  CHECK(j["errors"] == 1);
+  REQUIRE(j["tests"].size() == 3);  // pp32, tg16, c2-same
+  const auto& tg = j["tests"][1];
+  CHECK(tg["name"] == "tg16");
+  CHECK(tg["metrics"]["decode_tps"]["samples"].size() == 2);
+  for (const char* key : {"count", "mean", "median", "min", "max", "p90", "p99"}) {
+    CHECK(tg["metrics"]["decode_tps"].contains(key));
+  }
+  CHECK(j["tests"][0]["errors"] == 1);
+  CHECK(j["tests"][0]["error_messages"][0] ==
+        "http_error: HTTP 500: mock fault: injected HTTP 500");
+
+  // The mock counts requests across runs, so these runs see no fault.
+  const Run md = Evalrun(base);
+  CHECK(md.code == 0);
+  CHECK_THAT(md.out, Catch::Contains("| tg16 "));
+  CHECK_THAT(Evalrun(base + " -o csv").out, Catch::Contains("tg16,decode"));
+  CHECK_THAT(Evalrun(base + " -o jsonl").out, Catch::Contains("\"name\":\"tg16\""));
+}
+
+TEST_CASE("cli: validate a suite on disk prints counts by dimension and grader", "[cli][tasks]") {
+  const Run r = Evalrun(std::string("validate ") + EVALRUN_TEST_FIXTURES + "/tasks/mini");
+  CHECK(r.code == 0);
+  CHECK(r.out ==
+        "suite mini (unpinned: read from disk): 3 tasks, every hash verified\n"
+        "  dimension  tasks\n"
+        "  code           1\n"
+        "  math           2\n"
+        "  grader       tasks\n"
+        "  answer_line      2\n"
+        "  code_tests       1\n"
+        "runnable here: 3, skipped: 0\n");
+  const Run missing = Evalrun("validate no/such/suite");
+  CHECK(missing.code == 2);
+  CHECK(missing.err ==
+        "evalrun: error: unknown suite 'no/such/suite': not a registered name or an existing path "
+        "(evalrun suites lists them)\n");
+}
+
+TEST_CASE("cli: validate PATH@REV reads the committed suite and records the commit",
+          "[cli][tasks]") {
+  const std::string repo = "/tmp/evalrun-cli-git-" + std::to_string(getpid());
+  const std::string setup =
+      "rm -rf " + repo + " && mkdir -p " + repo + " && cp -r " + EVALRUN_TEST_FIXTURES +
+      "/tasks/mini " + repo + "/mini && cd " + repo +
+      " && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm one"
+      " && echo 'tasks: []' > mini/math/basic.yaml";  // a dirty work tree must not leak in
+  REQUIRE(std::system(setup.c_str()) == 0);
+  const std::string head = [&] {
+    FILE* p = popen(("git -C " + repo + " rev-parse HEAD").c_str(), "r");
+    char id[64] = {};
+    REQUIRE(fgets(id, sizeof id, p) != nullptr);
+    pclose(p);
+    return std::string(id, 40);
+  }();
+  const Run r = Evalrun("validate " + repo + "/mini@HEAD");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::StartsWith("suite mini (commit " + head + ", tree "));
+  CHECK_THAT(r.out, Catch::Contains(": 3 tasks, every hash verified"));
+  const Run bad = Evalrun("validate " + repo + "/mini@nosuchrev");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("unknown revision 'nosuchrev'"));
+  std::system(("rm -rf " + repo).c_str());
+}
+
+TEST_CASE("cli: hash --write inserts hashes, and a second run changes nothing", "[cli][tasks]") {
+  const std::string dir = "/tmp/evalrun-cli-hash-" + std::to_string(getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  {
+    std::ofstream out(dir + "/suite.yaml");
+    out << "suite: demo   # a comment that must survive\n"
+           "tasks:\n"
+           "  - id: t1\n"
+           "    dimension: math\n"
+           "    prompt: \"2+2? Last line: ANSWER: <n>\"\n"
+           "    grader: {type: answer_line, answer: 4}\n";
+  }
+  const Run first = Evalrun("hash --write " + dir + "/suite.yaml");
+  CHECK(first.code == 0);
+  CHECK_THAT(first.out, Catch::EndsWith("  t1  " + dir + "/suite.yaml  (written)\n"));
+  const std::string written = Slurp(dir + "/suite.yaml");
+  CHECK_THAT(written, Catch::Contains("# a comment that must survive"));
+  CHECK_THAT(written, Catch::Contains("    hash: " + first.out.substr(0, 16) + "\n"));
+  const Run second = Evalrun("hash --write " + dir + "/suite.yaml");
+  CHECK(second.out == first.out.substr(0, first.out.size() - std::string("  (written)\n").size()) + "\n");
+  CHECK(Slurp(dir + "/suite.yaml") == written);
+  CHECK(Evalrun(std::string("validate ") + dir).code == 0);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("cli: the zx-bench bank at a commit loads, every scenarioHash verified: an edited prompt "
+          "is refused naming the entry",
+          "[cli][tasks]") {
+  const std::string repo = "/tmp/evalrun-cli-zx-" + std::to_string(getpid());
+  const std::string setup =
+      "rm -rf " + repo + " && mkdir -p " + repo + "/data/scenarios && cp " + EVALRUN_TEST_FIXTURES +
+      "/zx-bench/fixtures.json " + repo + "/data/scenarios/benchmark.json && cd " + repo +
+      " && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm bank"
+      " && sed -i 's/某公司年会/某公司晚会/' data/scenarios/benchmark.json"
+      " && git -c user.name=t -c user.email=t@t commit -qam edited";
+  REQUIRE(std::system(setup.c_str()) == 0);
+  const Run good = Evalrun("validate zx-bench@HEAD~1 --suite-repo " + repo);
+  CHECK(good.code == 0);
+  CHECK_THAT(good.out, Catch::StartsWith("suite zx-bench (commit "));
+  CHECK_THAT(good.out, Catch::Contains(": 7 tasks, every hash verified"));
+  // Six of the seven have graders here (exact_answer_line, json_atomic_fields,
+  // instruction_checklist, code_repair, and the execution worlds tool_call_trace and
+  // canary_authority); agent_loop_trace is skipped with the reason: its Docker image.
+  CHECK_THAT(good.out, Catch::Contains("runnable here: 6, skipped: 1"));
+  CHECK_THAT(good.out, Catch::Contains("needs the Docker image sha256:"));
+  CHECK_THAT(good.out, !Catch::Contains("has no grader"));
+  const Run by_path = Evalrun("validate " + repo + "@HEAD~1");
+  CHECK(by_path.code == 0);
+  const Run edited = Evalrun("validate zx-bench@HEAD --suite-repo " + repo);
+  CHECK(edited.code == 2);
+  CHECK_THAT(edited.err, Catch::Contains("entry 'RM-CN-023' (index 0): scenarioHash is 6daf2a85974d06a5 "
+                                         "but its content hashes to "));
+  std::system(("rm -rf " + repo).c_str());
+}
