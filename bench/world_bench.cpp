@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plugins/sandbox.h"
-#include "graders/zxbench/world.h"
+#include "runner/agent/world_runtime.h"
 #include "runner/agent/zx_world_loop.h"
 
 namespace {

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/js_value.h"
 
 namespace evalrun {
 namespace {
@@ -174,54 +175,7 @@ void AppendValue(const nlohmann::json& value, KeyOrder order, std::string& out) 
 std::string EcmaNumber(double value) {
   if (std::isnan(value)) throw Error("canonical JSON: NaN has no JSON rendering");
   if (std::isinf(value)) throw Error("canonical JSON: Infinity has no JSON rendering");
-  if (value == 0) return "0";  // both +0 and -0
-  std::string out;
-  if (value < 0) {
-    out.push_back('-');
-    value = -value;
-  }
-  // Shortest round-trip digits, as "d[.ddd]e±xx".
-  char buffer[64];
-  const auto result =
-      std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
-  if (result.ec != std::errc()) throw Error("canonical JSON: cannot format a number");
-  const std::string_view sci(buffer, static_cast<std::size_t>(result.ptr - buffer));
-  const auto e_pos = sci.find('e');
-  std::string digits;
-  for (const char c : sci.substr(0, e_pos)) {
-    if (c != '.') digits.push_back(c);
-  }
-  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
-  int exponent = 0;
-  const auto exp_text = sci.substr(e_pos + 1);
-  const char* exp_begin = exp_text.data() + (exp_text.front() == '+' ? 1 : 0);
-  std::from_chars(exp_begin, exp_text.data() + exp_text.size(), exponent);
-
-  // ECMA-262 Number::toString: value = 0.d1..dk x 10^n, so n is the scientific exponent + 1.
-  const int k = static_cast<int>(digits.size());
-  const int n = exponent + 1;
-  if (k <= n && n <= 21) {
-    out += digits;
-    out.append(static_cast<std::size_t>(n - k), '0');
-  } else if (0 < n && n <= 21) {
-    out.append(digits, 0, static_cast<std::size_t>(n));
-    out.push_back('.');
-    out.append(digits, static_cast<std::size_t>(n));
-  } else if (-6 < n && n <= 0) {
-    out += "0.";
-    out.append(static_cast<std::size_t>(-n), '0');
-    out += digits;
-  } else {
-    out.push_back(digits[0]);
-    if (k > 1) {
-      out.push_back('.');
-      out.append(digits, 1);
-    }
-    out.push_back('e');
-    out.push_back(n - 1 < 0 ? '-' : '+');
-    out += std::to_string(n - 1 < 0 ? 1 - n : n - 1);
-  }
-  return out;
+  return js::JsNumberString(value);  // ECMA-262 Number::toString, shared with the zx-bench code
 }
 
 std::string CanonicalJson(const nlohmann::json& value, KeyOrder order) {

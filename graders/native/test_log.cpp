@@ -6,7 +6,7 @@
 
 #include <utility>
 
-#include "graders/zxbench/common.h"
+#include "core/js_value.h"
 
 namespace evalrun {
 
@@ -33,7 +33,7 @@ class Recorder {
  public:
   void Add(std::string_view name, TestStatus status) {
     if (name.empty()) return;
-    auto [it, inserted] = tests_.emplace(zx::ToWellFormedUtf8(name), status);
+    auto [it, inserted] = tests_.emplace(js::ToWellFormedUtf8(name), status);
     if (!inserted && Rank(status) > Rank(it->second)) it->second = status;
   }
 

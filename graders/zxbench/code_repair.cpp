@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/js_value.h"
 #include "core/canonical_json.h"
 #include "core/error.h"
 #include "graders/framework/answer.h"
@@ -50,12 +51,12 @@ namespace evalrun {
 namespace {
 
 using nlohmann::json;
-using zx::IsJsSpace;
-using zx::JsRound;
-using zx::JsTrim;
+using js::IsJsSpace;
+using js::JsRound;
+using js::JsTrim;
 using zx::Member;
-using zx::NextCodePoint;
-using zx::ToWellFormedUtf8;
+using js::NextCodePoint;
+using js::ToWellFormedUtf8;
 
 constexpr std::string_view kName = "zxbench:code_repair";
 constexpr std::string_view kVersion = "1";

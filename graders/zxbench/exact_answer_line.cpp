@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/js_value.h"
 #include "core/error.h"
 #include "graders/zxbench/factories.h"
 #include "graders/framework/grader.h"
@@ -27,12 +28,12 @@
 namespace evalrun {
 namespace {
 
-using zx::IsJsSpace;
-using zx::JsRound;
-using zx::JsTrim;
+using js::IsJsSpace;
+using js::JsRound;
+using js::JsTrim;
 using zx::Member;
-using zx::NextCodePoint;
-using zx::ToWellFormedUtf8;
+using js::NextCodePoint;
+using js::ToWellFormedUtf8;
 
 constexpr std::string_view kName = "zxbench:exact_answer_line";
 constexpr std::string_view kVersion = "1";

@@ -44,6 +44,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/js_value.h"
 #include "core/error.h"
 #include "graders/framework/answer.h"
 #include "graders/framework/regex.h"
@@ -55,13 +56,13 @@ namespace evalrun {
 namespace {
 
 using nlohmann::json;
-using zx::AppendUtf8;
-using zx::IsJsSpace;
-using zx::JsRound;
-using zx::JsTrim;
+using js::AppendUtf8;
+using js::IsJsSpace;
+using js::JsRound;
+using js::JsTrim;
 using zx::Member;
-using zx::NextCodePoint;
-using zx::ToWellFormedUtf8;
+using js::NextCodePoint;
+using js::ToWellFormedUtf8;
 
 constexpr std::string_view kName = "zxbench:instruction_checklist";
 constexpr std::string_view kVersion = "1";

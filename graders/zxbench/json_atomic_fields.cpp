@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/js_value.h"
 #include "core/error.h"
 #include "graders/zxbench/factories.h"
 #include "graders/framework/grader.h"
@@ -28,12 +29,12 @@
 namespace evalrun {
 namespace {
 
-using zx::IsJsSpace;
-using zx::JsRound;
-using zx::JsTrim;
+using js::IsJsSpace;
+using js::JsRound;
+using js::JsTrim;
 using zx::Member;
-using zx::NextCodePoint;
-using zx::ToWellFormedUtf8;
+using js::NextCodePoint;
+using js::ToWellFormedUtf8;
 
 using nlohmann::json;
 

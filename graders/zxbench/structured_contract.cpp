@@ -50,6 +50,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/js_value.h"
 #include "core/error.h"
 #include "graders/framework/answer.h"
 #include "graders/framework/regex.h"
@@ -61,12 +62,12 @@ namespace evalrun {
 namespace {
 
 using nlohmann::json;
-using zx::AppendUtf8;
-using zx::IsJsSpace;
-using zx::JsTrim;
+using js::AppendUtf8;
+using js::IsJsSpace;
+using js::JsTrim;
 using zx::Member;
-using zx::NextCodePoint;
-using zx::ToWellFormedUtf8;
+using js::NextCodePoint;
+using js::ToWellFormedUtf8;
 
 constexpr std::string_view kName = "zxbench:structured_contract";
 constexpr std::string_view kVersion = "1";

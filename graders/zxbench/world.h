@@ -1,14 +1,14 @@
 #pragma once
-// zx-bench's execution worlds without Docker (issue 6 item 2, FORMAT.md "Execution worlds"): an
-// entry's requirements.executionWorld parsed once, a World that runs one tool call at a time
-// (the tool's Python `script` in python3 inside evalrun's sandbox, the JSON state kept here
-// between calls), and the scoring of a finished episode exactly as zx-bench scores it.
+// zx-bench's execution worlds, the data and the scoring (FORMAT.md "Execution worlds"): an
+// entry's requirements.executionWorld parsed once (WorldConfig), one tool call as recorded
+// (WorldEvent), a finished episode and its stored record (WorldEpisode), and the scoring of an
+// episode exactly as zx-bench scores it. The runtime that makes the events (World, a Python
+// driver in the sandbox) is runner/agent/world_runtime.h, above this.
 //
 // Sources (suncityldp/zx-bench): packages/core/src/execution/worldLoop.ts and
 // evaluators/worldTrace.ts at 8e0adf68 (the bank commit), evaluators/worldCheckpoints.ts at
 // 0dafc912 (the only stored version), execution/toolWorld.ts (the copy in
-// Little-Star888/zx-bench at a5f6a19f; suncityldp's own is not in the store). The text loop that
-// drives a World lives in runner/agent/zx_world_loop.h.
+// Little-Star888/zx-bench at a5f6a19f; suncityldp's own is not in the store).
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,7 +18,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/grade.h"
-#include "plugins/sandbox.h"
 
 namespace evalrun::zx {
 
@@ -52,10 +51,6 @@ bool HasExecutionWorld(const nlohmann::json& entry);
 // checkpointRubric whose weights do not add to 100 (worldCheckpoints.ts L8-9), ...).
 WorldConfig ParseWorldConfig(const ordered_json& entry);
 
-// Why worlds cannot run here ("bubblewrap (bwrap) is not installed: ...", "python3 is not
-// installed"), or nullopt. `sandbox` null: no sandbox was configured.
-std::optional<std::string> WorldUnavailable(const Sandbox* sandbox);
-
 // One tool call as zx-bench records it (toolWorld.ts WorldEvent) plus what it cost evalrun.
 struct WorldEvent {
   int ordinal = 0;
@@ -80,59 +75,6 @@ struct WorldEvent {
 };
 
 nlohmann::json ToJson(const WorldEvent& event);
-
-struct WorldLimits {
-  SandboxLimits sandbox;  // per tool call; wall_seconds 10 by default
-  // false (the default): one sandboxed python3 per episode (a SandboxSession) answers every
-  // call; it is launched with the World and again right after a call that killed it. true, or a
-  // sandbox that holds no sessions: a fresh sandbox and python3 for every call (slower by their
-  // start-up; bench/world_bench.cpp measures both).
-  bool process_per_call = false;
-  // The session's whole life: CPU seconds (its RLIMIT_CPU; the driver still holds each call to
-  // sandbox.cpu_seconds) and wall seconds (SandboxLimits::session_seconds).
-  double session_cpu_seconds = 600;
-  double session_seconds = 3600;
-};
-
-// The state of one episode and the tool calls made on it. Not thread-safe; one per episode, used
-// on one thread, which must outlive it (SandboxSession).
-class World {
- public:
-  // `sandbox` must outlive the World and be available (see WorldUnavailable). Launches the
-  // episode's driver (fork and exec; a few milliseconds) without waiting for it: bubblewrap and
-  // python3 boot while the caller asks the model for its first turn, and the first call waits
-  // only for what is left of that.
-  World(const WorldConfig& config, const Sandbox& sandbox, WorldLimits limits = {});
-  ~World();  // kills the episode's driver and everything it started
-  World(const World&) = delete;
-  World& operator=(const World&) = delete;
-
-  // Runs one call: the driver checks the tool exists and the arguments (TOOL_NOT_ALLOWED,
-  // INVALID_ARGS, INVALID_ARG_<key>, UNKNOWN_ARG, PRIOR_CALL_REQUIRED, ...), runs the tool, and
-  // the state changes only when it succeeds or sets tool_error (an exception rolls back), as
-  // toolWorld.ts does. Never throws for what the script does.
-  const WorldEvent& Call(const std::string& tool, const ordered_json& args);
-
-  const ordered_json& state() const { return state_; }
-  const std::vector<WorldEvent>& events() const { return events_; }
-
- private:
-  struct DriverOutput;
-  DriverOutput RunProcess(const std::string& request, WorldEvent& event);
-  DriverOutput RunSession(const std::string& request, WorldEvent& event);
-  void Launch();  // starts the driver's session without waiting for it
-
-  const WorldConfig& config_;
-  const Sandbox& sandbox_;
-  WorldLimits limits_;
-  std::unique_ptr<SandboxSession> session_;  // the episode's driver
-  bool ready_ = false;                       // session_ answered the handshake
-  bool sessions_unsupported_ = false;        // Sandbox::Start gave nullptr
-  ordered_json tools_;  // the tool specs, as the driver reads them
-  ordered_json state_;
-  ordered_json history_ = ordered_json::array();  // what the driver's requirePriorCall reads
-  std::vector<WorldEvent> events_;
-};
 
 // A finished episode as zx-bench's WorldTrace holds it, for scoring.
 struct WorldEpisode {
@@ -166,10 +108,6 @@ WorldEpisode EpisodeFromJson(const nlohmann::json& record, const ordered_json& i
 // worldLoop.ts extractWorldFinalMessage: the reply from the first `SAY` line on (fenced blocks
 // kept verbatim), or with answer_first an `ANSWER:` reply that calls no tool; "" when none.
 std::string ExtractWorldFinalMessage(std::string_view text, bool answer_first = false);
-
-// JSON.stringify of a value: insertion order with integer-like keys first, JavaScript number
-// formatting (5230.0 -> 5230), no escaping of non-ASCII. What zx-bench shows the model.
-std::string JsStringify(const ordered_json& value);
 
 // "<grader>@<graderVersion>" of a bank entry, the evaluator zx-bench would pick for it.
 std::string WorldEvaluatorName(const nlohmann::json& entry);

@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "plugins/sandbox.h"
-#include "graders/zxbench/world.h"
+#include "runner/agent/world_runtime.h"
 #include "runner/agent/agent_loop.h"
 #include "runner/agent/repo_tools.h"
 #include "runner/agent/world_tools.h"

@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "core/js_value.h"
+
 namespace evalrun {
 
 using zx::ordered_json;
@@ -50,12 +52,12 @@ ToolOutcome WorldTools::Execute(const std::string& name, const nlohmann::json& a
   bool known = false;
   for (const auto& tool : config_.tools) known = known || tool.name == name;
   if (known) {
-    outcome.observation = zx::JsStringify(event.result);
+    outcome.observation = js::JsStringify(event.result);
   } else {
     ordered_json shown = event.result;
     shown["available_tools"] = ordered_json::array();
     for (const auto& tool : config_.tools) shown["available_tools"].push_back(tool.name);
-    outcome.observation = zx::JsStringify(shown);
+    outcome.observation = js::JsStringify(shown);
   }
   outcome.record = zx::ToJson(event);
   outcome.elapsed_ms = event.total_ms;

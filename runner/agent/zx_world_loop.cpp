@@ -4,12 +4,18 @@
 
 #include <cctype>
 
+#include "core/js_value.h"
 #include "core/clock.h"
 #include "core/speed_result.h"
 #include "graders/zxbench/common.h"
 #include "plugins/http_client.h"
 
 namespace evalrun::zx {
+
+using js::IsJsSpace;
+using js::JsStringify;
+using js::NextCodePoint;
+
 namespace {
 
 using json = nlohmann::json;

@@ -20,7 +20,7 @@
 #include "core/grade.h"
 #include "core/request_record.h"
 #include "plugins/sandbox.h"
-#include "graders/zxbench/world.h"
+#include "runner/agent/world_runtime.h"
 #include "plugins/openai_backend.h"
 
 namespace evalrun::zx {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plugins/sandbox.h"
-#include "graders/zxbench/world.h"
+#include "runner/agent/world_runtime.h"
 #include "runner/agent/world_tools.h"
 #include "tests/support/fixtures.h"
 

@@ -23,13 +23,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/js_value.h"
 #include "plugins/sandbox.h"
-#include "graders/zxbench/world.h"
+#include "runner/agent/world_runtime.h"
 #include "runner/agent/zx_world_loop.h"
 #include "tests/support/fixtures.h"
 
 namespace evalrun::zx {
 namespace {
+
+using js::JsStringify;
 
 using json = nlohmann::json;
 
