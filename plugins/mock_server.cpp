@@ -1376,6 +1376,23 @@ struct MockServer::Impl {
     if (fault && config.fault == MockFault::kHttp500) {
       return ReplyError(c, 500, "mock fault: injected HTTP 500", "server_error");
     }
+    if (config.strict_context && config.max_context > 0) {
+      // llama.cpp 0.7 (b11669): a prompt longer than the slot's context is refused, with this
+      // body (tests/fixtures/llama-0.7/ctx-exceeded-nonstream.http); a generation that fills
+      // the context ends there ("length"), whatever max_tokens said.
+      if (prompt_tokens > config.max_context) {
+        Json error = {{"code", 400},
+                      {"message", "request (" + std::to_string(prompt_tokens) +
+                                      " tokens) exceeds the available context size (" +
+                                      std::to_string(config.max_context) +
+                                      " tokens), try increasing it"},
+                      {"type", "exceed_context_size_error"},
+                      {"n_prompt_tokens", prompt_tokens},
+                      {"n_ctx", config.max_context}};
+        return Reply(c, 400, Dump(Json{{"error", std::move(error)}}));
+      }
+      max_tokens = std::min(max_tokens, config.max_context - prompt_tokens);
+    }
     if (config.max_context > 0) prompt_tokens = std::min(prompt_tokens, config.max_context);
 
     Job& j = c.job;

@@ -112,6 +112,11 @@ struct MockConfig {
                                      // max_model_len (as vLLM does) unless hide_context
   bool hide_context = false;         // do not report max_context (a server whose context is
                                      // unknown to the client)
+  bool strict_context = false;       // with max_context, llama.cpp 0.7 (b11669) instead of the
+                                     // cut: a longer prompt is refused with HTTP 400
+                                     // exceed_context_size_error, and an answer ends when
+                                     // prompt plus answer fill the context (finish_reason
+                                     // "length"), whatever max_tokens said
   // An endpoint away for a while (docs/serving.md). When chat request number outage_after + 1
   // arrives, an outage of outage_s seconds starts: every route (/health and /v1/models too)
   // answers outage_status with llama.cpp's body {"error":{"code":503,"message":"Loading

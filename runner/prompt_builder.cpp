@@ -57,22 +57,38 @@ std::optional<int64_t> PromptBuilder::ContentTokens(const std::string& text) {
 }
 
 void PromptBuilder::Calibrate() {
-  const std::string sample = Text(0, 200);
+  int64_t sample_words = 200;
+  std::string sample = Text(0, sample_words);
+  const auto count = [&] {
+    return server_.has_tokenize ? CountTokens(server_, sample, fetch_).value_or(-1) : -1;
+  };
+  int64_t counted = count();
+  // The sample must fit the server's context, or the probe is refused (llama.cpp 0.7: HTTP 400
+  // "exceeds the available context size") or cut, and the calibration learns nothing: against
+  // llama-server -c 512 with a byte-level tokenizer, 200 words are about 1,400 tokens. Shrink it
+  // to half the context.
+  while (counted > 0 && server_.context > 0 && counted * 2 > server_.context && sample_words > 10) {
+    sample_words /= 2;
+    sample = Text(0, sample_words);
+    counted = count();
+  }
   // -1: unknown. (Plain integers: GCC 12 warns spuriously about optionals compared here.)
   const int64_t probed = probe_ ? probe_(sample).value_or(-1) : -1;
-  const int64_t counted =
-      server_.has_tokenize ? CountTokens(server_, sample, fetch_).value_or(-1) : -1;
-  if (counted >= 0 && probed >= 0) {
+  if (counted >= 0) {
+    // The tokenizer gives every length; the probe, where it answered, the template's overhead
+    // (else it is taken as 0).
     method_ = "tokenize";
-    overhead_ = std::max<int64_t>(0, probed - counted);
-    tokens_per_word_ = std::max(0.25, static_cast<double>(counted) / 200.0);
+    overhead_ = probed >= 0 ? std::max<int64_t>(0, probed - counted) : 0;
+    tokens_per_word_ =
+        std::max(0.25, static_cast<double>(counted) / static_cast<double>(sample_words));
   } else if (probed >= 0) {
     // No tokenizer: every length is checked by a probe request, which counts the template too,
     // so no separate overhead is needed. Two probes give the tokens per word to start from.
     method_ = "probe";
-    const int64_t small = probe_(Text(0, 20)).value_or(-1);
+    const int64_t small = probe_(Text(0, sample_words / 10)).value_or(-1);
     if (small >= 0 && probed > small) {
-      tokens_per_word_ = static_cast<double>(probed - small) / 180.0;
+      tokens_per_word_ = static_cast<double>(probed - small) /
+                         static_cast<double>(sample_words - sample_words / 10);
     }
   } else {
     method_ = "none";  // lengths are estimates; the record keeps usage.prompt_tokens anyway

@@ -83,8 +83,8 @@ FailureKind ClassifyFailure(const RequestRecord& r, int idle_timeouts_before) {
 
 std::string PermanentErrorFix(std::string_view message, int http_status) {
   if (ContainsNoCase(message, "requires --jinja")) {
-    return "start llama-server with --jinja, or run with --tool-format hermes (or qwen_xml) so "
-           "that evalrun sends no `tools` field";
+    return "start llama-server with --jinja (the default in newer builds: drop --no-jinja), or "
+           "run with --tool-format hermes (or qwen_xml) so that evalrun sends no `tools` field";
   }
   if (RefusesStreamedTools(message)) {
     return "run with --tool-format hermes (or qwen_xml) so that evalrun sends no `tools` field, "

@@ -37,8 +37,8 @@ bool IsPermanentServerMessage(std::string_view message);
 bool RefusesStreamedTools(std::string_view message);
 
 // The fix for a permanent error that stopped a run, in one sentence ("" when evalrun knows
-// none): "start llama-server with --jinja, or run with --tool-format hermes (or qwen_xml) so
-// that evalrun sends no `tools` field".
+// none): "start llama-server with --jinja (the default in newer builds: drop --no-jinja), or
+// run with --tool-format hermes (or qwen_xml) so that evalrun sends no `tools` field".
 std::string PermanentErrorFix(std::string_view message, int http_status);
 
 }  // namespace evalrun

@@ -500,11 +500,19 @@ class Scheduler {
       return;
     }
     early_text_ = text;
-    if (++early_count_ < kEarlyStopTasks) return;
+    // A run of fewer tasks (the shipped agent suite has 2) stops when all of them failed so:
+    // the same message then names the cause and the fix instead of only counting env errors.
+    const int needed = static_cast<int>(
+        std::min<size_t>(static_cast<size_t>(kEarlyStopTasks), std::max<size_t>(1, todo_.size())));
+    if (++early_count_ < needed) return;
     early_decided_ = true;
     std::string fix = PermanentErrorFix(last->error_message, last->http_status);
-    early_message_ = "stopping the run: its first " + std::to_string(kEarlyStopTasks) +
-                     " tasks all failed with the same server error, which will not change with "
+    const std::string which =
+        needed == kEarlyStopTasks ? "its first " + std::to_string(kEarlyStopTasks) + " tasks all"
+        : needed == 1             ? "its only task"
+                                  : "all " + std::to_string(needed) + " of its tasks";
+    early_message_ = "stopping the run: " + which +
+                     " failed with the same server error, which will not change with "
                      "time: " + FailureText(*last) + ". " +
                      (fix.empty() ? "Check the server's settings and the request evalrun sends"
                                   : "Fix: " + fix) +
@@ -603,7 +611,17 @@ class Scheduler {
     // something else than the task, so it is not graded.
     const bool cut = failure == FailureKind::kNone && prompt_tokens > 0 &&
                      last.usage.prompt_tokens >= 0 && last.usage.prompt_tokens < prompt_tokens;
-    if (failure == FailureKind::kNone && !cut) {
+    // And an answer the server ended because prompt plus answer filled its context (llama.cpp
+    // 0.7 stops there with finish_reason "length", whatever max_tokens said) was cut by the
+    // server, not by the task's budget: the chat template's tokens are not in the count before,
+    // so a prompt that seemed to fit, or max_tokens lowered to the room, can still run out.
+    const bool context_full =
+        failure == FailureKind::kNone && !cut && server_.context > 0 &&
+        last.finish_reason == "length" && last.usage.prompt_tokens >= 0 &&
+        last.usage.completion_tokens >= 0 &&
+        last.usage.prompt_tokens + last.usage.completion_tokens >= server_.context &&
+        (sent.max_tokens <= 0 || last.usage.completion_tokens < sent.max_tokens);
+    if (failure == FailureKind::kNone && !cut && !context_full) {
       const Output output{last.content, last.reasoning, last.finish_reason};
       result.grade = GradeOutput(task, output, GradeContextFor());
     } else if (cut) {
@@ -615,6 +633,20 @@ class Scheduler {
                             (server_.context > 0
                                  ? " (its context is " + WithCommas(server_.context) + " tokens)"
                                  : std::string());
+      ++env_errors_;
+    } else if (context_full) {
+      result.grade.grader = task.grader.value("type", "");
+      result.grade.grader_version = task.grader_version;
+      result.grade.status = GradeStatus::kEnvError;
+      result.grade.reason =
+          "the server's context ran out: the prompt took " +
+          WithCommas(last.usage.prompt_tokens) + " tokens and the answer " +
+          WithCommas(last.usage.completion_tokens) +
+          (sent.max_tokens > 0 ? " of max_tokens " + WithCommas(sent.max_tokens)
+                               : std::string()) +
+          ", the context is " + WithCommas(server_.context) + " tokens" +
+          (server_.kind == ServerKind::kLlamaCpp ? " per slot (llama-server --ctx-size)"
+                                                 : std::string());
       ++env_errors_;
     } else {
       result.grade.grader = task.grader.value("type", "");
@@ -632,7 +664,7 @@ class Scheduler {
       }
     }
     Commit(result, t_start, model_ns, slept_ns);
-    NoteTaskEnd(result, cut ? FailureKind::kNone : failure);
+    NoteTaskEnd(result, cut || context_full ? FailureKind::kNone : failure);
   }
 
   // One agent episode (runner/agent/agent_task.h): every turn goes through Send, so turns get the

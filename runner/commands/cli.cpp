@@ -569,6 +569,10 @@ void AddMock(CLI::App& app, MockOptions& o) {
                 "silently cut prompts longer than this many tokens (default 0: never)");
   m->add_flag("--hide-context", c.hide_context,
               "do not report --max-context in /v1/models (the cut is then noticed only after)");
+  m->add_flag("--strict-context", c.strict_context,
+              "with --max-context, as llama.cpp 0.7 does: refuse a longer prompt (HTTP 400 "
+              "exceed_context_size_error) and end an answer when prompt plus answer fill the "
+              "context (finish_reason length)");
   m->add_option("--outage-after", c.outage_after,
                 "after this many chat requests, be away for --outage-s seconds (default -1: "
                 "never; docs/serving.md)");

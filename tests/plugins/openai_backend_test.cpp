@@ -324,6 +324,32 @@ TEST_CASE("backend: streamed tool-call fragments are assembled by index", "[back
   }
 }
 
+// A real llama-server 0.7 (Debian's llama.cpp 1:0.7.0+dfsg-2, build b11669, --jinja) streaming a
+// tool call: the whole call in one delta with index, id, type, name and arguments, then an empty
+// delta with finish_reason "tool_calls", then usage and timings on a chunk with no choices.
+TEST_CASE("backend: a real llama.cpp 0.7 streamed tool call", "[backend][tool_calls]") {
+  const testing::HttpCapture http =
+      testing::ReadHttpCapture("llama-0.7/chat-tools-stream-toolcall.http");
+  Captured c;
+  c.status = http.status;
+  c.body = http.body;
+  for (unsigned seed : {0u, 1u, 2u}) {
+    INFO("seed " << seed);
+    const RequestRecord r = Replay(c, seed);
+    CHECK(r.ok());
+    CHECK(r.finish_reason == "tool_calls");
+    CHECK(r.content.empty());
+    CHECK(r.usage.prompt_tokens == 593);
+    CHECK(r.usage.completion_tokens == 2);
+    CHECK(r.first_tool_call_ns > 0);
+    REQUIRE(r.tool_calls.size() == 1);
+    CHECK(r.tool_calls[0].index == 0);
+    CHECK(r.tool_calls[0].id == "jNZffMzpTW6DNdbUityCzGcENro7pi1X");
+    CHECK(r.tool_calls[0].name == "get_stock");
+    CHECK(r.tool_calls[0].arguments == "{\"sku\": \"CAB-USBC-1M\"}");
+  }
+}
+
 TEST_CASE("backend: interleaved fragments of two calls, repeated ids and names not doubled",
           "[backend][tool_calls]") {
   auto chunk = [](const std::string& tool_calls) {

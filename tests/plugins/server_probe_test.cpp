@@ -118,6 +118,34 @@ TEST_CASE("server_probe: llama.cpp from its real /v1/models and /props", "[serve
   CHECK(summary.at("speculative.n_max") == 16);
 }
 
+// llama-server 0.7 (build b11669, -c 512, 4 slots with a unified KV cache): n_ctx is still in
+// default_generation_settings (per slot: the whole -c with kv_unified), there is no
+// "speculative" flag any more (params."speculative.types": "none").
+TEST_CASE("server_probe: llama.cpp 0.7 from its real /v1/models and /props", "[server]") {
+  FakeServer server;
+  server.routes["GET /v1/models"] = Capture("llama-0.7/v1-models-c512.http");
+  server.routes["GET /props"] = Capture("llama-0.7/props-c512.http");
+  const ServerInfo info = DetectServer(kBase, server.AsFetcher());
+  INFO(info.report.dump(2));
+  CHECK(info.kind == ServerKind::kLlamaCpp);
+  CHECK(info.model == "/models/tiny.gguf");
+  CHECK(info.context == 512);
+  CHECK(info.slots == 4);
+  CHECK(info.build == "b11669-Debian");
+  CHECK_FALSE(info.speculative);
+  CheckCapabilities(info, true, true, true);
+  CHECK(info.report.at("detected_by") == "/v1/models owned_by");
+  CHECK(info.report.at("llama.cpp").at("chat_template").at("first_line") == "{%- if tools %}");
+}
+
+// While it loads its model, llama-server 0.7 answers 503 on every route; detection must not
+// take that for a generic server's 404s (evalrun waits for /health first, docs/serving.md).
+TEST_CASE("server_probe: llama.cpp 0.7 loading answers 503 with its body", "[server]") {
+  const HttpResponse loading = Capture("llama-0.7/health-503-loading.http");
+  CHECK(loading.status == 503);
+  CHECK(json::parse(loading.body).at("error").at("message") == "Loading model");
+}
+
 TEST_CASE("server_probe: llama.cpp without owned_by is found by /props", "[server]") {
   FakeServer server = LlamaCpp();
   server.routes.erase("GET /v1/models");

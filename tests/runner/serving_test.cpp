@@ -21,6 +21,7 @@
 #include "runner/agent/agent_loop.h"
 #include "runner/commands/cli.h"
 #include "runner/request_failure.h"
+#include "tests/support/fixtures.h"
 
 namespace {
 
@@ -185,8 +186,28 @@ TEST_CASE("serving: every failure has its kind", "[runner][serving]") {
         FailureKind::kPermanent);
   CHECK(ClassifyFailure(Failed(RequestOutcome::kCancelled, 0, "")) == FailureKind::kCancelled);
   CHECK(evalrun::PermanentErrorFix("tools param requires --jinja flag", 500) ==
-        "start llama-server with --jinja, or run with --tool-format hermes (or qwen_xml) so "
-        "that evalrun sends no `tools` field");
+        "start llama-server with --jinja (the default in newer builds: drop --no-jinja), or run "
+        "with --tool-format hermes (or qwen_xml) so that evalrun sends no `tools` field");
+}
+
+// The bodies a real llama-server 0.7 (build b11669) sends, from tests/fixtures/llama-0.7.
+TEST_CASE("serving: real llama.cpp 0.7 error bodies get their kinds", "[runner][serving]") {
+  auto from = [](const std::string& capture) {
+    const evalrun::testing::HttpCapture http = evalrun::testing::ReadHttpCapture(capture);
+    const auto body = nlohmann::json::parse(http.body);
+    return Failed(RequestOutcome::kHttpError, http.status,
+                  "HTTP " + std::to_string(http.status) + ": " +
+                      body.at("error").at("message").get<std::string>());
+  };
+  CHECK(ClassifyFailure(from("llama-0.7/loading-503-v1_chat_completions.http")) ==
+        FailureKind::kUnavailable);
+  CHECK(ClassifyFailure(from("llama-0.7/ctx-exceeded-nonstream.http")) ==
+        FailureKind::kPermanent);
+  const evalrun::RequestRecord jinja = from("llama-0.7/nojinja-tools-nonstream.http");
+  CHECK(jinja.http_status == 500);
+  CHECK(ClassifyFailure(jinja) == FailureKind::kPermanent);
+  CHECK_THAT(evalrun::PermanentErrorFix(jinja.error_message, 500),
+             Catch::StartsWith("start llama-server with --jinja"));
 }
 
 TEST_CASE("serving: --wait-endpoint takes minutes or a unit", "[runner][serving]") {
@@ -387,6 +408,33 @@ TEST_CASE("serving: the first tasks failing with one permanent error stop the ru
   CHECK(store.FindRun(run_id)->status == "interrupted");
 }
 
+// The shipped agent suite has 2 tasks: against llama-server --no-jinja both failed with "tools
+// param requires --jinja flag" and the run only counted 2 env errors, without the fix.
+TEST_CASE("serving: a run of fewer tasks than the early stop needs still names the cause and "
+          "fix when all of them fail with one permanent error",
+          "[runner][serving]") {
+  TempDir dir;
+  const fs::path suite = dir.path / "s";
+  MockConfig config = FastMock(WriteSuite(suite, 2));
+  config.fault = evalrun::MockFault::kHttp400;
+  MockServer mock(config);
+  mock.Start();
+  const std::string db = dir.File("a.db");
+  std::vector<std::string> args = SuiteArgs(suite.string(), mock.base_url(), db);
+  args.erase(std::find(args.begin(), args.end(), "--quiet"));
+  const Output o = Run(args, dir);
+  CHECK(o.code == 1);
+  CHECK_THAT(o.err, Catch::Contains(
+                        "evalrun: stopping the run: all 2 of its tasks failed with the same "
+                        "server error, which will not change with time: http_error: HTTP 400: "
+                        "mock fault: injected HTTP 400. Check the server's settings"));
+  const std::string run_id = OnlyRun(db);
+  ResultStore store(db);
+  CHECK(store.FinishedCount(run_id) == 2);
+  CHECK(mock.chat_requests() == 2);
+  CHECK(store.FindRun(run_id)->status == "interrupted");
+}
+
 TEST_CASE("serving: the agent world task is graded on a server refusing streamed tools and on "
           "one ignoring tools, per tool format",
           "[runner][serving]") {
@@ -484,6 +532,47 @@ TEST_CASE("serving: a task longer than the server's context is skipped with the 
       }
     }
   }
+}
+
+// llama.cpp 0.7 (b11669, checked against a real llama-server -c 512) accepts a prompt that
+// fits and ends the answer when prompt plus answer fill the slot's context (finish_reason
+// "length"); the check before counts the bare text, without the chat template's tokens, so
+// max_tokens lowered "to the room left" still ran out and the task was graded no_answer.
+TEST_CASE("serving: an answer the server ended at a full context is env_error with the numbers, "
+          "never graded",
+          "[runner][serving]") {
+  TempDir dir;
+  fs::create_directories(dir.path / "ctx");
+  {
+    std::ofstream suite(dir.path / "ctx" / "suite.yaml");
+    std::string words;
+    for (int i = 0; i < 100; ++i) words += " w" + std::to_string(i);
+    suite << "schema_version: 1\nsuite: ctx\ndimensions: {facts: 1}\ntasks:\n"
+          << "  - {id: ctx-001, dimension: facts, difficulty: easy, max_tokens: 150, prompt: "
+             "\"Repeat the last word." << words << " End with ANSWER: <word>\", grader: {type: "
+             "answer_line, answer: w99}}\n";
+  }
+  MockConfig config = FastMock({});
+  config.max_context = 200;
+  config.strict_context = true;
+  config.answer_tokens = 1000;  // the answer would go on: the context ends it
+  MockServer mock(config);
+  mock.Start();
+  const std::string db = dir.File("c.db");
+  const Output o = Run(SuiteArgs((dir.path / "ctx").string(), mock.base_url(), db), dir);
+  INFO(o.err);
+  CHECK(o.code == 1);
+  CHECK(mock.chat_requests() == 1);
+  const evalrun::RunData run = ResultStore(db).LoadRun(OnlyRun(db));
+  REQUIRE(run.tasks.size() == 1);
+  const auto& t = run.tasks[0];
+  // bare text 112 tokens: max_tokens lowered to 88; the mock's template adds 6, so 82 fit
+  CHECK(Events(run, "context").size() == 1);
+  CHECK_THAT(Events(run, "context").at(0), Catch::Contains("max_tokens lowered from 150 to 88"));
+  CHECK(t.grade.status == evalrun::GradeStatus::kEnvError);
+  CHECK(t.grade.reason ==
+        "the server's context ran out: the prompt took 118 tokens and the answer 82 of "
+        "max_tokens 88, the context is 200 tokens");
 }
 
 TEST_CASE("serving: verify of a repository-task bundle is 'not checked' (exit 4) without the "

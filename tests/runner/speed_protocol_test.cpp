@@ -244,3 +244,32 @@ TEST_CASE("speed: an endpoint that answers nothing is a configuration error", "[
   c.connect_timeout_s = 2;
   CHECK_THROWS_WITH(RunSpeed(c, Quiet), Catch::StartsWith("cannot reach the endpoint http://127.0.0.1:1: "));
 }
+
+// Against a real llama-server -c 512 (llama.cpp 0.7) whose tokenizer makes ~1,400 tokens of the
+// 200-word calibration sample, the probe was refused (HTTP 400 "exceeds the available context
+// size"), the calibration fell back to "none" although /tokenize worked, and pp128 was sent as
+// 686 tokens (refused too). The sample now shrinks to fit.
+TEST_CASE("speed: calibration fits its sample into a small context that refuses longer prompts",
+          "[speed]") {
+  MockConfig m;
+  m.ttft_ms = 1;
+  m.decode_tps = 5000;
+  m.max_context = 150;
+  m.strict_context = true;
+  MockServer mock(m);
+  mock.Start();
+  SpeedConfig c = Config(mock);
+  c.prompt_lengths = {64};
+  c.gen_tokens = 8;
+  c.repetitions = 1;
+  c.concurrency = {};
+  c.preset = "llama-bench";  // sets nothing given here; no concurrency sweep
+  const SpeedResult r = RunSpeed(c, Quiet);
+  CHECK(r.calibration["method"] == "tokenize");
+  CHECK(r.calibration["chat_overhead_tokens"] == evalrun::kMockTokensPerChat +
+                                                     evalrun::kMockTokensPerMessage);
+  const SpeedTest& pp = Find(r, "pp64");
+  CHECK(pp.records.size() == 1);
+  CHECK(r.errors() == 0);
+  for (const auto& record : pp.records) CHECK(record.usage.prompt_tokens == 64);
+}
