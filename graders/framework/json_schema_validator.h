@@ -16,7 +16,8 @@
 //
 // Work is bounded: schemas nested deeper than 128 levels are refused, validation stops
 // (gave_up) after 20 million schema applications or 1,000 nested ones, and regular expressions
-// run under graders/framework/regex.h's limits. Pure and thread-safe per instance.
+// run under graders/framework/regex.h's limits. Distinct validators may run on distinct
+// threads; one validator is not shared between threads.
 #include <memory>
 #include <stdexcept>
 #include <string>
