@@ -3,6 +3,7 @@
 // item, each asserting the clear error or the correct result; none may end in a signal. The
 // limits themselves are in docs/limits.md (core/limits.h).
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -786,26 +787,56 @@ TEST_CASE("hostile: two first runs on one fresh database both create-or-see the 
   }
 }
 
-TEST_CASE("hostile: a read-only database says so", "[hostile]") {
-  if (geteuid() == 0) {
-    // root writes through file permissions: the check (sqlite3_db_readonly) cannot be reached
-    // this way; a read-only mount would, which a test cannot make portably.
-    SUCCEED("skipped as root");
-    return;
+namespace {
+
+// Opens `db` as evalrun would and returns the error text ("" when it opened). As root, file
+// permissions do not stop writes, so the store is opened in a child that has given up root
+// (uid/gid 65534, "nobody"): the read-only file is then read-only to it, as to any user.
+std::string OpenStoreError(const std::string& db, bool drop_root) {
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    close(pipe_fds[0]);
+    std::string out;
+    if (drop_root && (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) {
+      out = "could not drop root";
+    } else {
+      try {
+        evalrun::ResultStore store(db);
+      } catch (const evalrun::Error& e) {
+        out = std::string(e.what()) + "\n" + std::to_string(static_cast<int>(e.code()));
+      }
+    }
+    if (write(pipe_fds[1], out.data(), out.size()) < 0) _exit(2);
+    _exit(0);
   }
+  close(pipe_fds[1]);
+  std::string text;
+  char buffer[512];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], buffer, sizeof buffer)) > 0) text.append(buffer, n);
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK(WIFEXITED(status));
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("hostile: a read-only database says so", "[hostile]") {
   TempDir dir;
   const std::string db = dir.File("ro.db");
   { evalrun::ResultStore create(db); }
-  fs::permissions(db, fs::perms::owner_read);
-  try {
-    evalrun::ResultStore store(db);
-    FAIL("no error");
-  } catch (const evalrun::Error& e) {
-    CHECK(std::string(e.what()) ==
-          db + ": the results database is read-only (check the permissions of the file and its "
-               "folder, or pass another --db)");
-    CHECK(e.code() == evalrun::ExitCode::kSomeFailed);
-  }
+  fs::permissions(db, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(dir.path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+  const std::string error = OpenStoreError(db, geteuid() == 0);
+  CHECK(error == db + ": the results database is read-only (check the permissions of the file "
+                      "and its folder, or pass another --db)\n" +
+                     std::to_string(static_cast<int>(evalrun::ExitCode::kSomeFailed)));
 }
 
 TEST_CASE("hostile: a stranger's bundle with absurd figures renders as md, html and card",
