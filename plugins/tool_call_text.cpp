@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_depth.h"
+
 namespace evalrun {
 
 const char* ToolCallFormatName(ToolCallFormat format) {
@@ -83,27 +85,7 @@ std::string Snippet(std::string_view text) {
 }
 
 // True when no bracket in the JSON-looking `text` nests deeper than `limit` (strings skipped).
-bool DepthWithin(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > limit) return false;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return true;
-}
+bool DepthWithin(std::string_view text, int limit) { return !JsonDepthExceeded(text, limit); }
 
 // Compact JSON text; invalid UTF-8 from the model is replaced rather than thrown on.
 std::string Compact(const json& value) {

@@ -17,6 +17,7 @@
 #include "core/grade.h"
 #include "core/metrics.h"
 #include "core/stats.h"
+#include "results/report_text.h"
 #include "results/run_report.h"
 
 // Scores are never computed here: every score, resampled or not, is ScoreRun's
@@ -26,6 +27,11 @@
 
 namespace evalrun {
 namespace {
+
+using report_text::Child;
+using report_text::GpuCounts;
+using report_text::Join;
+using report_text::SuiteText;
 
 using json = nlohmann::json;
 
@@ -100,12 +106,6 @@ std::string MdText(std::string_view raw) {
   return out;
 }
 
-const json* Child(const json& object, std::string_view key) {
-  if (!object.is_object()) return nullptr;
-  const auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
 // Strings as they are, other values as compact JSON, absent or null as "".
 std::string ValueText(const json* value) {
   if (value == nullptr || value->is_null()) return "";
@@ -119,25 +119,9 @@ std::string Nested(const json& object, std::string_view outer, std::string_view 
   return parent == nullptr ? std::string() : ValueText(Child(*parent, inner));
 }
 
-std::string Join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += separator;
-    out += parts[i];
-  }
-  return out;
-}
-
 std::string ModelName(const RunInfo& info) {
   if (!info.model.empty()) return info.model;
   return ValueText(Child(info.server, "model"));
-}
-
-std::string SuiteText(const RunInfo& info) {
-  std::string name = !info.suite_name.empty() ? info.suite_name : info.suite_spec;
-  if (name.empty()) name = "unnamed suite";
-  if (info.suite_commit.empty()) return name + " (unpinned)";
-  return name + "@" + info.suite_commit.substr(0, 12);
 }
 
 // ---- setup ---------------------------------------------------------------------------------
@@ -145,23 +129,7 @@ std::string SuiteText(const RunInfo& info) {
 // "2× NVIDIA GeForce RTX 3090" from the environment probe (plugins/env_probe.cpp): nvidia.gpus
 // and rocm.gpus, counted by name in order of first appearance; "" when none was seen.
 std::string GpuNames(const json& environment) {
-  std::vector<std::pair<std::string, int>> counts;
-  for (const char* vendor : {"nvidia", "rocm"}) {
-    const json* probe = Child(environment, vendor);
-    const json* gpus = probe != nullptr ? Child(*probe, "gpus") : nullptr;
-    if (gpus == nullptr || !gpus->is_array()) continue;
-    for (const json& gpu : *gpus) {
-      std::string name = ValueText(Child(gpu, "name"));
-      if (name.empty()) name = "unnamed GPU";
-      const auto it = std::find_if(counts.begin(), counts.end(),
-                                   [&name](const auto& entry) { return entry.first == name; });
-      if (it == counts.end()) {
-        counts.emplace_back(name, 1);
-      } else {
-        ++it->second;
-      }
-    }
-  }
+  const std::vector<std::pair<std::string, int>> counts = GpuCounts(environment);
   std::vector<std::string> parts;
   for (const auto& [name, count] : counts) parts.push_back(fmt::format("{}× {}", count, name));
   return Join(parts, " + ");

@@ -24,6 +24,7 @@
 #include "core/metrics.h"
 #include "core/sha256.h"
 #include "core/terminal_text.h"
+#include "results/report_text.h"
 
 // Numbers go through fmt's "{:.Nf}", which never consults the locale (STYLE.md 8). Text from
 // outside (model and GPU names, suite names, reasons, event messages: a model's output can reach
@@ -32,6 +33,12 @@
 
 namespace evalrun {
 namespace {
+
+using report_text::Child;
+using report_text::GpuCounts;
+using report_text::Join;
+using report_text::JsonText;
+using report_text::SuiteText;
 
 using json = nlohmann::json;
 
@@ -129,33 +136,6 @@ std::string Truncate(const std::string& text, size_t limit) {
     }
   }
   return text;
-}
-
-std::string Join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += separator;
-    out += parts[i];
-  }
-  return out;
-}
-
-const json* Child(const json& object, std::string_view key) {
-  if (!object.is_object()) return nullptr;
-  const auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
-// A field as display text: strings as they are, numbers and booleans as JSON writes them,
-// anything else as "".
-std::string JsonText(const json& object, std::string_view key) {
-  const json* value = Child(object, key);
-  if (value == nullptr) return "";
-  if (value->is_string()) return value->get<std::string>();
-  if (value->is_number() || value->is_boolean()) {
-    return value->dump(-1, ' ', false, json::error_handler_t::replace);
-  }
-  return "";
 }
 
 std::optional<double> JsonNumber(const json& object, std::string_view key) {
@@ -352,36 +332,12 @@ std::string ServerText(const RunData& run) {
 // "2× NVIDIA GeForce RTX 3090 (client host)": the environment probe's GPUs counted by name in
 // order of first appearance. They are the client host's, the server's only when it is local.
 std::string GpuText(const json& environment) {
-  std::vector<std::pair<std::string, int>> counts;
-  for (const char* vendor : {"nvidia", "rocm"}) {
-    const json* probe = Child(environment, vendor);
-    const json* gpus = probe != nullptr ? Child(*probe, "gpus") : nullptr;
-    if (gpus == nullptr || !gpus->is_array()) continue;
-    for (const json& gpu : *gpus) {
-      std::string name = JsonText(gpu, "name");
-      if (name.empty()) name = "unnamed GPU";
-      const auto it = std::find_if(counts.begin(), counts.end(),
-                                   [&name](const auto& entry) { return entry.first == name; });
-      if (it == counts.end()) {
-        counts.emplace_back(name, 1);
-      } else {
-        ++it->second;
-      }
-    }
-  }
+  const std::vector<std::pair<std::string, int>> counts = GpuCounts(environment);
   std::vector<std::string> parts;
   for (const auto& [name, count] : counts) parts.push_back(fmt::format("{}× {}", count, name));
   std::string scope = JsonText(environment, "scope");
   if (scope.empty()) scope = "client host";
   return (parts.empty() ? std::string("no GPU seen") : Join(parts, " + ")) + " (" + scope + ")";
-}
-
-// "zx-bench@8e0adf68a1b2", or "smoke (unpinned)" for a suite read from a bare path.
-std::string SuiteText(const RunInfo& info) {
-  std::string name = !info.suite_name.empty() ? info.suite_name : info.suite_spec;
-  if (name.empty()) name = "unnamed suite";
-  if (info.suite_commit.empty()) return name + " (unpinned)";
-  return name + "@" + info.suite_commit.substr(0, 12);
 }
 
 std::string CoverageText(const Coverage& c) {

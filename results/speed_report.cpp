@@ -13,12 +13,19 @@
 
 #include <fmt/format.h>
 
+#include "results/report_text.h"
+
 // Numbers: markdown through fmt's "{:.Nf}", csv through fmt's "{}" (shortest representation that
 // reads back to the same double), json and jsonl through nlohmann. None of them consults the
 // locale, so a German desktop still writes "1234.5" (STYLE.md 8).
 
 namespace evalrun {
 namespace {
+
+using report_text::Child;
+using report_text::GpuCounts;
+using report_text::Join;
+using report_text::JsonText;
 
 using json = nlohmann::json;
 using ordered_json = nlohmann::ordered_json;
@@ -60,31 +67,6 @@ std::string ValidUtf8(std::string_view text) {
   const std::string quoted =
       json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
   return json::parse(quoted).get<std::string>();
-}
-
-const json* Child(const json& object, std::string_view key) {
-  if (!object.is_object()) return nullptr;
-  const auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
-// A field of a JSON object as display text: strings as they are, numbers and booleans as JSON
-// writes them, anything else (absent, null, objects) as "".
-std::string JsonText(const json& object, std::string_view key) {
-  const json* value = Child(object, key);
-  if (value == nullptr) return "";
-  if (value->is_string()) return value->get<std::string>();
-  if (value->is_number() || value->is_boolean()) return DumpJson(*value, -1);
-  return "";
-}
-
-std::string Join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += separator;
-    out += parts[i];
-  }
-  return out;
 }
 
 const Summary* FindMetric(const SpeedTest& test, std::string_view name) {
@@ -265,23 +247,7 @@ std::string MdTitle(const SpeedResult& result) {
 // by name in order of first appearance. They are the client host's, which is the server's only
 // when the endpoint is local; the scope says so.
 std::string GpuSummary(const json& environment) {
-  std::vector<std::pair<std::string, int>> counts;
-  for (const char* vendor : {"nvidia", "rocm"}) {
-    const json* probe = Child(environment, vendor);
-    const json* gpus = probe != nullptr ? Child(*probe, "gpus") : nullptr;
-    if (gpus == nullptr || !gpus->is_array()) continue;
-    for (const json& gpu : *gpus) {
-      std::string name = JsonText(gpu, "name");
-      if (name.empty()) name = "unnamed GPU";
-      const auto it = std::find_if(counts.begin(), counts.end(),
-                                   [&name](const auto& entry) { return entry.first == name; });
-      if (it == counts.end()) {
-        counts.emplace_back(name, 1);
-      } else {
-        ++it->second;
-      }
-    }
-  }
+  const std::vector<std::pair<std::string, int>> counts = GpuCounts(environment);
   std::vector<std::string> parts;
   for (const auto& [name, count] : counts)
     parts.push_back(fmt::format("{}× {}", count, MdText(name)));

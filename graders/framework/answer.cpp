@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/json_depth.h"
+
 namespace evalrun {
 
 namespace {
@@ -422,27 +424,8 @@ std::string EvidenceText(std::string_view text, size_t max_bytes) {
 
 FoundJson FindJson(std::string_view text) {
   FoundJson found;
-  auto depth_ok = [](std::string_view s) {
-    int depth = 0;
-    bool in_string = false;
-    for (size_t i = 0; i < s.size(); ++i) {
-      const char c = s[i];
-      if (in_string) {
-        if (c == '\\') {
-          ++i;
-        } else if (c == '"') {
-          in_string = false;
-        }
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '{' || c == '[') {
-        if (++depth > kMaxJsonDepth) return false;
-      } else if (c == '}' || c == ']') {
-        --depth;
-      }
-    }
-    return true;
-  };
+  // One scan for depth before nlohmann parses (core/json_depth.h), strings skipped.
+  auto depth_ok = [](std::string_view s) { return !JsonDepthExceeded(s, kMaxJsonDepth); };
   bool too_deep = false;
   auto try_parse = [&](std::string_view candidate) -> bool {
     candidate = Trim(candidate);

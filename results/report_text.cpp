@@ -1,0 +1,63 @@
+// What every report of a run says the same way (results/report_text.h).
+#include "results/report_text.h"
+
+#include <algorithm>
+
+namespace evalrun::report_text {
+
+using nlohmann::json;
+
+const json* Child(const json& object, std::string_view key) {
+  if (!object.is_object()) return nullptr;
+  const auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+std::string JsonText(const json& object, std::string_view key) {
+  const json* value = Child(object, key);
+  if (value == nullptr) return "";
+  if (value->is_string()) return value->get<std::string>();
+  if (value->is_number() || value->is_boolean()) {
+    return value->dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  return "";
+}
+
+std::string Join(const std::vector<std::string>& parts, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += separator;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, int>> GpuCounts(const json& environment) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (const char* vendor : {"nvidia", "rocm"}) {
+    const json* probe = Child(environment, vendor);
+    const json* gpus = probe != nullptr ? Child(*probe, "gpus") : nullptr;
+    if (gpus == nullptr || !gpus->is_array()) continue;
+    for (const json& gpu : *gpus) {
+      std::string name = JsonText(gpu, "name");
+      if (name.empty()) name = "unnamed GPU";
+      const auto it = std::find_if(counts.begin(), counts.end(),
+                                   [&name](const auto& entry) { return entry.first == name; });
+      if (it == counts.end()) {
+        counts.emplace_back(name, 1);
+      } else {
+        ++it->second;
+      }
+    }
+  }
+  return counts;
+}
+
+std::string SuiteText(const RunInfo& info) {
+  std::string name = !info.suite_name.empty() ? info.suite_name : info.suite_spec;
+  if (name.empty()) name = "unnamed suite";
+  if (info.suite_commit.empty()) return name + " (unpinned)";
+  return name + "@" + info.suite_commit.substr(0, 12);
+}
+
+}  // namespace evalrun::report_text

@@ -1,0 +1,28 @@
+#pragma once
+// What every report of a run says the same way (run_report, speed_report, compare): JSON fields as
+// display text, the GPUs the environment probe saw, the suite's name. Plain text; each printer
+// escapes it for its format.
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "results/run_data.h"
+
+namespace evalrun::report_text {
+
+// object[key], or nullptr when `object` is not an object or has no such key.
+const nlohmann::json* Child(const nlohmann::json& object, std::string_view key);
+// A field as display text: strings as they are, numbers and booleans as JSON writes them,
+// anything else (absent, null, objects) as "".
+std::string JsonText(const nlohmann::json& object, std::string_view key);
+std::string Join(const std::vector<std::string>& parts, std::string_view separator);
+// The environment probe's GPUs (plugins/env_probe.cpp: nvidia.gpus and rocm.gpus) counted by
+// name in order of first appearance, "unnamed GPU" for one without a name.
+std::vector<std::pair<std::string, int>> GpuCounts(const nlohmann::json& environment);
+// "zx-bench@8e0adf68a1b2", or "smoke (unpinned)" for a suite read from a bare path.
+std::string SuiteText(const RunInfo& info);
+
+}  // namespace evalrun::report_text
