@@ -565,7 +565,7 @@ class Scheduler {
     if (prompt_tokens > 0 && server_.context > 0) {
       const int64_t room = server_.context - prompt_tokens;
       const std::string per_slot =
-          server_.kind == ServerKind::kLlamaCpp ? " per slot (llama-server --ctx-size / --parallel)"
+          server_.kind == ServerKind::kLlamaCpp ? " per slot (llama-server --ctx-size)"
                                                 : "";
       if (room > 0 && chat.max_tokens > room && room * 2 >= chat.max_tokens) {
         // Most of the answer's room is there: send it with max_tokens lowered, and say so.
