@@ -592,6 +592,10 @@ std::vector<MockAnswer> ParseMockAnswers(std::string_view json_text, const std::
     }
     throw Error(name + position + ": not valid JSON: " +
                 (why == std::string::npos ? what : what.substr(why + 2)));
+  } catch (const nlohmann::json::out_of_range& e) {  // 1e999: valid JSON no double holds
+    std::string what = e.what();
+    const size_t tag = what.find("] ");
+    throw Error(name + ": not valid JSON: " + (tag == std::string::npos ? what : what.substr(tag + 2)));
   }
   if (!doc.is_object()) {
     throw Error(name + ": expected a JSON object {\"answers\": [{\"match\": ..., \"content\": "

@@ -454,6 +454,10 @@ Suite ImportZxBench(std::string_view bank_json, const std::string& file_label) {
       message.erase(0, close + 2);
     }
     throw Error(file_label + ": not JSON (byte " + std::to_string(e.byte) + "): " + message);
+  } catch (const json::out_of_range& e) {  // a number JSON allows but a double cannot hold: 1e999
+    std::string message = e.what();
+    if (const auto close = message.find("] "); close != std::string::npos) message.erase(0, close + 2);
+    throw Error(file_label + ": not JSON: " + message);
   }
   if (!bank.is_array()) {
     throw Error(file_label + ": not a JSON array (found " + std::string(bank.type_name()) +

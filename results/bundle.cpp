@@ -610,7 +610,7 @@ Bundle ParseBundle(std::string_view text, const std::string& path) {
   }
   try {
     bundle.document = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e999
     throw Error(path + ": not JSON (" + e.what() + ")");
   }
   const json& doc = bundle.document;

@@ -4,10 +4,14 @@
 # target crashes (a crash-* file is left in build-fuzz/findings/<target>/; turn it into a
 # regression test). Prints each target's run count.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
+# The seed is fixed (EVALRUN_FUZZ_SEED, default 1) so that CI repeats the same inputs and a red run
+# means the code changed, not the dice; set EVALRUN_FUZZ_SEED=0 for a fresh random seed when
+# fuzzing by hand for longer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 jobs="${EVALRUN_FUZZ_JOBS:-2}"
+fuzz_seed="${EVALRUN_FUZZ_SEED:-1}"
 build=build-fuzz
 
 cxx=""
@@ -59,7 +63,7 @@ for target in "${targets[@]}"; do
   max_len=65536
   [ "$target" = bundle_fuzz ] && max_len=262144  # the seed bundle is ~120 KB
   echo "fuzz: $target for ${seconds}s"
-  if "$build/fuzz/$target" "$build/corpus/$target" -max_total_time="$seconds" -rss_limit_mb=2048 \
+  if "$build/fuzz/$target" "$build/corpus/$target" -max_total_time="$seconds" -seed="$fuzz_seed" -rss_limit_mb=2048 \
       -timeout=10 -max_len="$max_len" -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1; then
     runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
     echo "fuzz: $target: ok, $runs runs"

@@ -55,11 +55,12 @@ std::string ArgumentsProblem(const std::string& text, json* parsed) {
   }
   try {
     *parsed = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann: "[json.exception.parse_error.101] parse error at line 1, column 9: why"
+  } catch (const json::exception& e) {
+    // nlohmann: "[json.exception.parse_error.101] parse error at line 1, column 9: why", or
+    // "[json.exception.out_of_range.406] number overflow parsing '1e999'": the text after the tag.
     std::string what = e.what();
-    const size_t at = what.find("parse error");
-    return "not valid JSON: " + (at == std::string::npos ? what : what.substr(at));
+    const size_t at = what.find("] ");
+    return "not valid JSON: " + (at == std::string::npos ? what : what.substr(at + 2));
   }
   if (!parsed->is_object()) return std::string("a JSON ") + parsed->type_name() + ", not an object";
   return {};

@@ -95,7 +95,7 @@ std::vector<WorldCall> ParseWorldCalls(std::string_view text) {
       ordered_json args;
       try {
         args = ordered_json::parse(match->second);
-      } catch (const nlohmann::json::parse_error& e) {
+      } catch (const nlohmann::json::exception& e) {  // parse_error; out_of_range for 1e999
         throw WorldProtocolError(std::string("invalid JSON in CALL arguments: ") + e.what());
       }
       if (!args.is_object()) throw WorldProtocolError("INVALID_CALL_ARGS");

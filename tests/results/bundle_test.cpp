@@ -232,6 +232,12 @@ TEST_CASE("bundle: shape errors name the file and the member", "[results][bundle
     Write(path, "{\"format\":");
     CHECK_THROWS_WITH(evalrun::ReadBundle(path), Catch::StartsWith(path + ": not JSON"));
   }
+  SECTION("a number no double holds (found by bundle_fuzz: it aborted, uncaught)") {
+    Write(path, "{\"format\":\"evalrun-bundle\",\"x\":1e999}");
+    CHECK_THROWS_WITH(evalrun::ReadBundle(path),
+                      path + ": not JSON ([json.exception.out_of_range.406] number overflow "
+                             "parsing '1e999')");
+  }
 }
 
 TEST_CASE("bundle: part hashes name what was changed", "[results][bundle]") {

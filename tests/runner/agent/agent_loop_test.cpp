@@ -228,6 +228,17 @@ TEST_CASE("agent_loop: malformed arguments are answered with the schema, then pr
         "invalid string: missing closing quote; last read: '\"make'");
   CHECK(r.transcript["turns"][0]["calls"][0]["ok"] == false);
 
+  SECTION("a number no double holds is not valid JSON, not an abort") {
+    model.replies = {Reply("", {Call("c1", "bash", R"({"command": 1e999})")})};
+    model.seen.clear();
+    AgentLoopOptions options;
+    options.limits.max_format_errors = 1;
+    const AgentLoopResult big = Run(model, tools, options);
+    CHECK(big.termination_reason == "protocol_error");
+    CHECK(big.transcript["turns"][0]["calls"][0]["format_error"] ==
+          "not valid JSON: number overflow parsing '1e999'");
+  }
+
   SECTION("arguments that are JSON but not an object, with an unknown name") {
     model.replies = {Reply("", {Call("c1", "grep", "[1, 2]")})};
     model.seen.clear();
