@@ -10,11 +10,18 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "graders/framework/pcre2_handles.h"
 #include "graders/framework/regex.h"
 
 namespace evalrun {
 
 namespace {
+
+using pcre2::CodeDeleter;
+using pcre2::CodePtr;
+using pcre2::CompileContextDeleter;
+using pcre2::MatchContextDeleter;
+using pcre2::MatchDataDeleter;
 
 // Limits per pcre2_match call (PCRE2 counts them per start position).
 constexpr uint32_t kMatchLimit = 1'000'000;
@@ -26,19 +33,6 @@ constexpr uint32_t kHeapLimitKiB = 64 * 1024;
 constexpr size_t kCountedSubjectBytes = 16 * 1024;
 constexpr uint64_t kTotalSteps = 50'000'000;
 
-struct CodeDeleter {
-  void operator()(pcre2_code* code) const { pcre2_code_free(code); }
-};
-struct MatchDataDeleter {
-  void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
-};
-struct MatchContextDeleter {
-  void operator()(pcre2_match_context* context) const { pcre2_match_context_free(context); }
-};
-struct CompileContextDeleter {
-  void operator()(pcre2_compile_context* context) const { pcre2_compile_context_free(context); }
-};
-using CodePtr = std::unique_ptr<pcre2_code, CodeDeleter>;
 
 int CountSteps(pcre2_callout_block* /*block*/, void* data) {
   auto* steps = static_cast<uint64_t*>(data);

@@ -15,9 +15,17 @@
 
 #include "core/error.h"
 #include "core/js_value.h"
+#include "graders/framework/pcre2_handles.h"
 
 namespace evalrun::zx {
 namespace {
+
+using pcre2::CodeDeleter;
+using pcre2::CodePtr;
+using pcre2::CompileContextDeleter;
+using pcre2::JitStackDeleter;
+using pcre2::MatchContextDeleter;
+using pcre2::MatchDataDeleter;
 
 using js::AppendUtf8;
 using js::IsJsSpace;
@@ -536,29 +544,12 @@ class JsRegexTranslator {
 // ---- Line patterns: PCRE2 with capture groups and one step budget -------------------------------
 
 
-struct CodeDeleter {
-  void operator()(pcre2_code* code) const { pcre2_code_free(code); }
-};
-struct MatchDataDeleter {
-  void operator()(pcre2_match_data* data) const { pcre2_match_data_free(data); }
-};
-struct MatchContextDeleter {
-  void operator()(pcre2_match_context* context) const { pcre2_match_context_free(context); }
-};
-struct CompileContextDeleter {
-  void operator()(pcre2_compile_context* context) const { pcre2_compile_context_free(context); }
-};
-
 int SpendStep(pcre2_callout_block* /*block*/, void* data) {
   auto* left = static_cast<uint64_t*>(data);
   if (*left == 0) return PCRE2_ERROR_CALLOUT;
   --*left;
   return 0;
 }
-
-struct JitStackDeleter {
-  void operator()(pcre2_jit_stack* stack) const { pcre2_jit_stack_free(stack); }
-};
 
 }  // namespace
 
