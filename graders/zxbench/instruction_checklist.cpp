@@ -21,15 +21,12 @@
 // CheckSpec rejects them when the suite loads, and Run reports env_error if it meets one.
 //
 // JavaScript regular expressions (format, line_structure, numeric_sequence) are translated to
-// PCRE2 (see TranslateJsRegex) so that \s, \S and '.' mean what they mean in JavaScript, and
-// matched with bounded work: format patterns through Regex (graders/grader.h); line patterns,
-// which need capture groups, through LineRegex below with one step budget per Run. A pattern
-// that exhausts its budget counts as not satisfied.
+// PCRE2 (graders/zxbench/js_regex.h) so that \s, \S and '.' mean what they mean in JavaScript,
+// and matched with bounded work: format patterns through the shared Regex
+// (graders/framework/regex.h); line patterns, which need capture groups, through LineRegex with
+// one step budget per Run. A pattern that exhausts its budget counts as not satisfied.
 //
 // Pure and thread-safe; Run never throws and does bounded work for any output.
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

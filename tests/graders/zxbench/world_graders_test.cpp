@@ -1,6 +1,6 @@
 // The world graders (graders/zxbench/world_graders.cpp): zxbench:tool_call_trace, zxbench:agent_trace,
 // zxbench:canary_authority and the native `world` grader grade a stored episode record
-// (EpisodeToJson) without running anything. Expected scores as in tests/graders/zx_world_test.cpp
+// (EpisodeToJson) without running anything. Expected scores as in tests/graders/zxbench/world_test.cpp
 // (TC-CN-055-RECOVERY-1: query and reply 100; also cancelling: a safety criterion fails, 0;
 // no reply: round(80 / 2) = 40), derived from zx-bench's worldTrace.ts and worldCheckpoints.ts.
 #include "tests/support/catch.h"

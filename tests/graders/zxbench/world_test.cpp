@@ -16,7 +16,7 @@
 // weights of checkpoints whose facts all pass and whose dependsOn were earned; K L27 score =
 // violation ? 0 : round(progress/2) + (fullSuccess ? 50 : 0).
 // Where bubblewrap or python3 cannot run here, the tests that run tools assert that the world
-// reports why (the loop turns that into kSkipped, runner/zx_world_loop_test.cpp), and stop.
+// reports why (the loop turns that into kSkipped, tests/runner/agent/zx_world_loop_test.cpp), and stop.
 #include "tests/support/catch.h"
 
 #include <unistd.h>
