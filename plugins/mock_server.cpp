@@ -1,6 +1,11 @@
 // The mock endpoint's engine: one epoll loop on one thread (see mock_server.h for the timing
 // model and routes).
 //
+// Why one file (1.8k lines): the loop, the connection state machine, the timer heap and the
+// answer formatting share `Conn` and `Job` and are one piece of timing-critical state (the
+// tokenizer rule, MockTokenCount, is the part others use). Split by behaviour, every part would
+// need the loop's internals.
+//
 // Shape of the loop. Every connection is a `Conn` owned by `conns`, indexed by its fd. A chat
 // completion in flight is the connection's `Job`; the loop keeps a min-heap of (due time, seq, fd)
 // entries, at most one live entry per connection (an entry whose seq no longer matches its

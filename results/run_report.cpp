@@ -1,3 +1,9 @@
+// The run report (results/run_report.h): its figures computed from the stored run, and their
+// renderings (report.md, report.html with inline SVG charts, card.svg).
+//
+// Why one file (1.3k lines): each section's Markdown and HTML printers sit side by side so the
+// formats cannot drift apart, and they share the escaping functions below; the text helpers
+// others use are results/report_text.
 #include "results/run_report.h"
 
 #include <algorithm>

@@ -1,3 +1,8 @@
+// Why one file (1.3k lines): the run's shared state (the cursor, the pause, the retry budget, the
+// store's lock order) is one state machine; its pieces that stand alone are already outside
+// (runner/request_failure classifies failures, runner/prompt_builder builds requests,
+// results/store records).
+//
 // The suite run. Threads: one worker per concurrency slot, each with its own StreamingClient
 // (so a worker grading or storing never delays another's timestamps), and the caller's thread,
 // which watches for Ctrl-C and draws progress. Workers take tasks from one shared cursor; the

@@ -1,4 +1,8 @@
 // The JSON Schema validator with AJV 8's semantics (graders/framework/json_schema_validator.h).
+//
+// Why one file (1.7k lines): the schema rules (AJV's strict compile) and the validator read one
+// keyword table and one reference resolver, and AJV's evaluated-properties emulation threads
+// through every applicator; the formats (about 200 lines) are the only part that stands alone.
 // Moved from graders/zxbench/structured_contract.cpp; sources: ajv 8.20.0 (lib/compile,
 // lib/vocabularies) and ajv-formats 3.0.1 (src/formats.ts).
 #include "graders/framework/json_schema_validator.h"
@@ -337,12 +341,20 @@ struct Resolved {
 struct Setup {
   Dialect dialect = Dialect::kDraft07;
   bool format_assertions = true;
+  const std::vector<std::string>& subset;  // empty: the whole vocabulary
+  const std::string& subset_note;
+  const std::string& pattern_flags;
+  size_t kept_violations = 1;
   const json* schema = nullptr;      // the main schema
   const json* references = nullptr;  // object: URI -> schema, or nullptr
 
   Setup(const JsonSchemaProfile& profile, const JsonSchemaDocuments& documents)
       : dialect(profile.dialect),
         format_assertions(profile.format_assertions),
+        subset(profile.keywords),
+        subset_note(profile.subset_note),
+        pattern_flags(profile.pattern_flags),
+        kept_violations(profile.kept_violations),
         schema(documents.schema),
         references(documents.references) {}
 
@@ -614,7 +626,14 @@ class SchemaRules {
     if (!schema.is_object()) Throw(at, "a schema must be an object or a boolean");
     if (IsResource(schema)) resource = &schema;
     const auto& known = Keywords(contract_.dialect);
+    const auto& subset = contract_.subset;
     for (const auto& [key, value] : schema.items()) {
+      if (!subset.empty() && std::find(subset.begin(), subset.end(), key) == subset.end()) {
+        std::string problem = "unsupported keyword '" + key + "'";
+        const std::string suggestion = ClosestMatch(key, subset);
+        if (!suggestion.empty()) problem += ", did you mean '" + suggestion + "'?";
+        Throw(at, problem + " (" + contract_.subset_note + ")");
+      }
       if (known.count(key) == 0) {
         Throw(at, "unknown keyword '" + key + "' (AJV's strict mode refuses it)");
       }
@@ -672,9 +691,9 @@ class SchemaRules {
     }
   }
 
-  static void Pattern(const std::string& pattern, const std::string& at) {
+  void Pattern(const std::string& pattern, const std::string& at) const {
     try {
-      Regex::Compile(pattern, "u");
+      Regex::Compile(pattern, contract_.pattern_flags);
     } catch (const Error& e) {
       Throw(at, std::string("invalid regular expression: ") + e.what());
     }
@@ -696,6 +715,8 @@ class SchemaRules {
       }
     } else if (key == "enum" || key == "examples") {
       if (!value.is_array()) Throw(at, "must be an array");
+      // ajv lib/vocabularies/validation/enum.ts throws on an empty list.
+      if (key == "enum" && value.empty()) Throw(at, "enum must have non-empty array");
     } else if (key == "multipleOf") {
       if (!value.is_number() || Num(value) <= 0) Throw(at, "must be a number greater than 0");
     } else if (key == "maximum" || key == "minimum" || key == "exclusiveMaximum" ||
@@ -953,6 +974,9 @@ class Validator {
   }
 
   bool Validate(const json& data) {
+    error_.clear();
+    violations_.clear();
+    violation_count_ = 0;
     Evaluated evaluated;
     return Context(root_, &root_, &data, "", evaluated, 0) && !gave_up_;
   }
@@ -960,6 +984,8 @@ class Validator {
   // AJV's generated code would throw a TypeError on this value (zx-bench records no score).
   bool ajv_throws() const { return ajv_throws_; }
   const std::string& error() const { return error_; }
+  size_t violation_count() const { return violation_count_; }
+  const std::vector<JsonSchemaViolation>& violations() const { return violations_; }
 
  private:
   struct RefPlan {
@@ -968,7 +994,11 @@ class Validator {
   };
 
   bool Fail(const std::string& at, const std::string& what) {
-    if (speculative_ == 0 && error_.empty()) error_ = (at.empty() ? "/" : at) + ": " + what;
+    if (speculative_ > 0) return false;
+    if (++violation_count_ == 1) error_ = (at.empty() ? "/" : at) + ": " + what;
+    if (violations_.size() < c_.kept_violations) {
+      violations_.push_back(JsonSchemaViolation{at.empty() ? "/" : at, what});
+    }
     return false;
   }
 
@@ -984,7 +1014,7 @@ class Validator {
   }
 
   bool PatternMatches(const std::string& pattern, std::string_view subject) {
-    const auto result = Regex::Compile(pattern, "u")->Match(subject, false);
+    const auto result = Regex::Compile(pattern, c_.pattern_flags)->Match(subject, false);
     if (result == Regex::Result::kGaveUp) gave_up_ = true;
     return result == Regex::Result::kMatch;
   }
@@ -1491,12 +1521,12 @@ class Validator {
               }
             }
             if (matched) continue;
-            Evaluated e;
-            if (!Context(additional, resource, &value, child(key), e, depth + 1)) {
-              valid = additional == false
-                          ? Fail(at, "must NOT have additional properties ('" + Shown(key) + "')")
-                          : false;
+            if (additional == false) {  // AJV's error is the object's, not the false schema's
+              valid = Fail(at, "must NOT have additional properties ('" + Shown(key) + "')");
+              continue;
             }
+            Evaluated e;
+            if (!Context(additional, resource, &value, child(key), e, depth + 1)) valid = false;
           }
         } else if (compile) {
           Evaluated e;
@@ -1639,6 +1669,8 @@ class Validator {
   bool gave_up_ = false;
   bool ajv_throws_ = false;
   std::string error_;
+  std::vector<JsonSchemaViolation> violations_;
+  size_t violation_count_ = 0;
 };
 
 }  // namespace
@@ -1681,6 +1713,12 @@ bool JsonSchemaValidator::ajv_throws() const {
 }
 const std::string& JsonSchemaValidator::error() const {
   return impl_->validator().error();
+}
+size_t JsonSchemaValidator::violation_count() const {
+  return impl_->validator().violation_count();
+}
+const std::vector<JsonSchemaViolation>& JsonSchemaValidator::violations() const {
+  return impl_->validator().violations();
 }
 
 }  // namespace evalrun

@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,18 +30,47 @@ namespace evalrun {
 
 enum class JsonSchemaDialect { kDraft07, k2020 };
 
-// How schemas are read and applied: the dialect and whether `format` asserts. AjvStrict is
-// AJV's strict mode (unknown keywords, unknown formats and ignored keywords are refused), the
-// only profile today.
+// How schemas are read and applied. AjvStrict is AJV's strict mode (unknown keywords, unknown
+// formats and ignored keywords are refused; the first error is kept); Subset is a documented
+// part of the vocabulary, as evalrun's native json_schema grader uses it (only the listed
+// keywords are accepted, `pattern` in the regex grader's syntax, every violation counted).
 struct JsonSchemaProfile {
   JsonSchemaDialect dialect = JsonSchemaDialect::k2020;
   // true: ajv-formats' full formats assert (and an unknown format refuses the schema); false:
   // `format` is an annotation (AJV's validateFormats: false).
   bool format_assertions = true;
+  // Empty: the dialect's whole vocabulary. Otherwise only these keywords; any other is refused
+  // as "unsupported keyword 'k'" with a did-you-mean and `subset_note` in parentheses.
+  std::vector<std::string> keywords;
+  std::string subset_note;
+  // The flags `pattern` and `patternProperties` are compiled with (graders/framework/regex.h):
+  // "u" is JavaScript's unicode mode, as AJV compiles them; "" is the regex grader's PCRE2.
+  std::string pattern_flags = "u";
+  // How many violations are kept (all are counted): AJV's allErrors off keeps the first.
+  size_t kept_violations = 1;
 
   static JsonSchemaProfile AjvStrict(JsonSchemaDialect dialect, bool format_assertions) {
-    return JsonSchemaProfile{dialect, format_assertions};
+    JsonSchemaProfile profile;
+    profile.dialect = dialect;
+    profile.format_assertions = format_assertions;
+    return profile;
   }
+  static JsonSchemaProfile Subset(std::vector<std::string> keywords, std::string note,
+                                  std::string pattern_flags, size_t kept_violations) {
+    JsonSchemaProfile profile;
+    profile.format_assertions = false;
+    profile.keywords = std::move(keywords);
+    profile.subset_note = std::move(note);
+    profile.pattern_flags = std::move(pattern_flags);
+    profile.kept_violations = kept_violations;
+    return profile;
+  }
+};
+
+// One failed check: where in the data (a JSON Pointer, "/" for the root) and AJV's message.
+struct JsonSchemaViolation {
+  std::string at;
+  std::string problem;
 };
 
 // The documents a $ref may reach. Both point into JSON that outlives every use.
@@ -80,6 +110,9 @@ class JsonSchemaValidator {
   bool ajv_throws() const;
   // The first error: "<data pointer, / for the root>: <AJV's message>".
   const std::string& error() const;
+  // Every failed check of the last Validate is counted; the first kept_violations are kept.
+  size_t violation_count() const;
+  const std::vector<JsonSchemaViolation>& violations() const;
 
  private:
   class Impl;

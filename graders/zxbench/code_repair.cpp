@@ -2,6 +2,10 @@
 // where evalrun knowingly differs"). Reads the whole bank entry as its spec: language,
 // functionName, sourceCode, expectedVerdict, hiddenTests, requirements.isolatedJson.
 //
+// Why one file (1.5k lines): the port of one upstream evaluator (codeRepair.ts) with its two
+// language harnesses, kept in upstream's order for parity review. More languages (issue 16)
+// go to a harness file of their own rather than here.
+//
 // Sources read (suncityldp/zx-bench): packages/core/src/evaluators/codeRepair.ts at 1410015b, the
 // official scorer `codeRepairEvaluator` 4.14.0, which the bank at 8e0adf68 names (graderVersion
 // 4.14.0; 4.15.0 came with the 2026-10-07 submission-parsing review, after that bank). Its

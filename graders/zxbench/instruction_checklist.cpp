@@ -2,6 +2,10 @@
 // knowingly differs"). Reads the whole bank entry as its spec: requirements.constraints[] of
 // {id, type, description, check, critical?} and scoring.partialCredit.
 //
+// Why one file (1.5k lines): it is the port of one upstream file (instructionChecklist.ts), kept
+// in its order so that a parity review reads the two side by side; its regular expressions are
+// graders/zxbench/js_regex.
+//
 // Source read: packages/core/src/evaluators/instructionChecklist.ts of suncityldp/zx-bench at
 // 183b6f330135a0443f6c8e8a941cc8650b488c3a, the newest stored copy of the evaluator (it names
 // itself instruction_checklist_v4; the v6 file the bank at 8e0adf68 names is not stored), plus

@@ -566,26 +566,66 @@ TEST_CASE("json_schema: violations carry JSON pointer paths", "[graders][json_sc
   const Grade g = GradeWith("json_schema", spec, R"({"a/b":[1,"x",3,"y"]})");
   CHECK(g.evidence["violation_count"] == 2);
   CHECK(g.evidence["violations"][0]["path"] == "/a~1b/1");
-  CHECK(g.evidence["violations"][0]["problem"] == "expected type \"integer\", got a string");
-  CHECK(g.reason == "2 violation(s), first at /a~1b/1: expected type \"integer\", got a string");
+  CHECK(g.evidence["violations"][0]["problem"] == "must be integer");
+  CHECK(g.evidence["violations"][1]["path"] == "/a~1b/3");
+  CHECK(g.reason == "2 violation(s), first at /a~1b/1: must be integer");
+}
+
+TEST_CASE("json_schema: every violation is counted, the first five kept, in AJV's words",
+          "[graders][json_schema]") {
+  const json spec = json::parse(R"({"schema":{"type":"object","required":["id","name"],
+      "properties":{"id":{"type":"integer","minimum":1},"name":{"type":"string"},
+                    "tags":{"items":{"maxLength":2}}},
+      "additionalProperties":false}})");
+  const Grade g = GradeWith("json_schema", spec,
+                            R"({"id":0,"tags":["abc","de","fgh","ijk","lmn"],"x":1})");
+  CHECK_FALSE(g.passed);
+  CHECK(g.evidence["violation_count"] == 7);
+  REQUIRE(g.evidence["violations"].size() == 5);
+  CHECK(g.evidence["violations"][0] ==
+        json({{"path", "/"}, {"problem", "must have required property 'name'"}}));
+  // AJV's order: required, additionalProperties, then properties.
+  CHECK(g.evidence["violations"][1] ==
+        json({{"path", "/"}, {"problem", "must NOT have additional properties ('x')"}}));
+  CHECK(g.evidence["violations"][2] == json({{"path", "/id"}, {"problem", "must be >= minimum"}}));
+  CHECK(g.evidence["violations"][3] ==
+        json({{"path", "/tags/0"}, {"problem", "must NOT have more than 2 characters"}}));
+  CHECK(g.evidence["violations"][4]["path"] == "/tags/2");
+  CHECK(g.reason == "7 violation(s), first at /: must have required property 'name'");
+  const Grade extra = GradeWith("json_schema", spec, R"({"id":1,"name":"n","x":1})");
+  CHECK(extra.reason ==
+        "1 violation(s), first at /: must NOT have additional properties ('x')");
+  // A pattern that hits the regex match limit is not valid, and says why.
+  const Grade slow = GradeWith("json_schema", json::parse(R"({"schema":{"pattern":"(a+)+$"}})"),
+                               "\"" + std::string(5'000, 'a') + "b\"");
+  CHECK_FALSE(slow.passed);
+  CHECK(slow.evidence["gave_up"] == true);
+  CHECK(slow.reason == "validation gave up (a pattern hit the match limit, or the work limit)");
 }
 
 TEST_CASE("json_schema: spec errors", "[graders][json_schema]") {
   auto [spec, message] = GENERATE(table<std::string, std::string>({
       {R"({"schema":{"type":"object","propertes":{}}})",
-       "suite.yaml:4:5: json_schema grader: key 'schema': at '/': unsupported keyword "
+       "suite.yaml:4:5: json_schema grader: key 'schema': #: unsupported keyword "
        "'propertes', did you mean 'properties'? (docs/graders.md lists the supported subset)"},
       {R"({"schema":{"properties":{"a":{"oneOf":[]}}}})",
-       "suite.yaml:4:5: json_schema grader: key 'schema': at '/properties/a': unsupported "
+       "suite.yaml:4:5: json_schema grader: key 'schema': #/properties/a: unsupported "
        "keyword 'oneOf' (docs/graders.md lists the supported subset)"},
       {R"({"schema":{"type":"int"}})",
-       "suite.yaml:4:5: json_schema grader: key 'schema': at '/': unknown type \"int\""},
+       "suite.yaml:4:5: json_schema grader: key 'schema': #/type: must be a type name or an "
+       "array of distinct type names"},
       {R"({"schema":{"pattern":"(x"}})",
-       "suite.yaml:4:5: json_schema grader: key 'schema': at '/': bad 'pattern': missing "
-       "closing parenthesis at offset 2"},
+       "suite.yaml:4:5: json_schema grader: key 'schema': #/pattern: invalid regular "
+       "expression: missing closing parenthesis at offset 2"},
       {R"({"schema":{"minLength":-1}})",
-       "suite.yaml:4:5: json_schema grader: key 'schema': at '/': 'minLength' must be an "
-       "integer >= 0"},
+       "suite.yaml:4:5: json_schema grader: key 'schema': #/minLength: must be a non-negative "
+       "integer"},
+      {R"({"schema":{"enum":[]}})",
+       "suite.yaml:4:5: json_schema grader: key 'schema': #/enum: enum must have non-empty "
+       "array"},
+      {R"({"schema":"object"})",
+       "suite.yaml:4:5: json_schema grader: key 'schema': #: a schema must be an object or a "
+       "boolean"},
       {R"({"schema":{"type":"object","title":"x","$schema":"s"}})", ""},
   }));
   CHECK(SpecError("json_schema", json::parse(spec)) == message);
