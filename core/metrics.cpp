@@ -30,9 +30,24 @@ RequestMetrics ComputeMetrics(const RequestRecord& r) {
   if (!ev.empty() && m.completion_tokens >= 0) {
     m.tokens_per_chunk = static_cast<double>(m.completion_tokens) / static_cast<double>(ev.size());
   }
-  if (r.first_ns > 0 && m.prompt_tokens >= 0) {
-    const int64_t cached = std::max<int64_t>(0, r.usage.cached_tokens);
-    m.prefill_tps = static_cast<double>(m.prompt_tokens - cached) / NanosToSeconds(r.first_ns);
+  if (m.prompt_tokens >= 0) {
+    double uncached = static_cast<double>(m.prompt_tokens);
+    bool told = false;  // the server gave an account of its cache
+    if (r.timings.prompt_n && *r.timings.prompt_n >= 0) {
+      uncached = std::min(uncached, *r.timings.prompt_n);
+      told = true;
+    } else if (r.usage.cached_tokens >= 0) {
+      uncached = static_cast<double>(m.prompt_tokens - std::min(m.prompt_tokens,
+                                                                r.usage.cached_tokens));
+      told = true;
+    }
+    if (told) m.cached_tokens = static_cast<double>(m.prompt_tokens) - uncached;
+    m.cache_hit = m.prompt_tokens > 0 && m.cached_tokens &&
+                  *m.cached_tokens > kCacheHitShare * static_cast<double>(m.prompt_tokens);
+    if (r.first_ns > 0 && !m.cache_hit) m.prefill_tps = uncached / NanosToSeconds(r.first_ns);
+  }
+  if (m.ttft_ms && r.timings.prompt_ms && *r.timings.prompt_ms >= 0) {
+    m.queue_ms = std::max(0.0, *m.ttft_ms - *r.timings.prompt_ms);
   }
   m.server_prefill_tps = r.timings.prompt_per_second;
   m.server_decode_tps = r.timings.predicted_per_second;

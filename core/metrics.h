@@ -20,7 +20,15 @@ struct RequestMetrics {
   std::optional<double> tpot_ms;            // 1000 / decode_tps
   std::vector<double> itl_ms;               // gaps between successive text events
   std::optional<double> tokens_per_chunk;   // completion_tokens / text events
-  std::optional<double> prefill_tps;        // (prompt_tokens - cached_tokens) / ttft
+  // (uncached prompt tokens) / ttft; empty for a cache hit. Uncached tokens are the server's own
+  // account where it gives one: llama.cpp timings.prompt_n (what it processed), else
+  // prompt_tokens - cached_tokens (usage.prompt_tokens_details or SGLang meta_info), else all.
+  std::optional<double> prefill_tps;
+  std::optional<double> cached_tokens;      // prompt_tokens - uncached, where the server says
+  bool cache_hit = false;                   // more than half the prompt came from the cache
+  // ttft - llama.cpp timings.prompt_ms: the part of TTFT the server did not spend on the prompt
+  // (waiting for a slot, the network, tokenizing); empty without timings.
+  std::optional<double> queue_ms;
   std::optional<double> server_prefill_tps; // llama.cpp timings.prompt_per_second
   std::optional<double> server_decode_tps;  // llama.cpp timings.predicted_per_second
   std::optional<double> draft_acceptance;   // accepted / drafted
@@ -30,6 +38,13 @@ struct RequestMetrics {
   int64_t completion_tokens = -1;
   bool tokens_estimated = false;  // the server sent no usage; counts are text events
 };
+
+// The version of these definitions, recorded with every result: `evalrun verify` recomputes
+// figures only for results made under the same definitions. 2: prefill from the server's own
+// prompt accounting, cache hits and queue_ms (evalrun 0.x until issue 18 computed 1).
+inline constexpr int kMetricsVersion = 2;
+// A request is a cache hit when more than this share of its prompt was served from the cache.
+inline constexpr double kCacheHitShare = 0.5;
 
 RequestMetrics ComputeMetrics(const RequestRecord& record);
 

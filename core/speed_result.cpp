@@ -18,6 +18,7 @@ void SummarizeTest(SpeedTest& test) {
     if (v) samples[name].push_back(*v);
   };
   test.errors = 0;
+  test.cache_hits = 0;
   test.error_messages.clear();
   for (const auto& r : test.records) {
     if (!r.ok()) {
@@ -38,6 +39,9 @@ void SummarizeTest(SpeedTest& test) {
     add("tpot_ms", m.tpot_ms);
     add("tokens_per_chunk", m.tokens_per_chunk);
     add("prefill_tps", m.prefill_tps);
+    add("cached_tokens", m.cached_tokens);
+    add("queue_ms", m.queue_ms);
+    if (m.cache_hit) ++test.cache_hits;
     add("server_prefill_tps", m.server_prefill_tps);
     add("server_decode_tps", m.server_decode_tps);
     add("draft_acceptance", m.draft_acceptance);

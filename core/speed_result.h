@@ -29,11 +29,15 @@ struct SpeedTest {
   std::vector<RequestRecord> records;
   std::vector<int> record_round;  // round index of each record (parallel to records)
   std::vector<std::string> notes; // things the user must know (ignored ignore_eos, truncation)
+  // More concurrent requests than the server has slots: TTFT holds the wait for a slot, so the
+  // tables show no prefill rate for the test (JSON "ttft_includes_queue").
+  bool ttft_includes_queue = false;
 
   // Filled by SummarizeTest.
   std::map<std::string, Summary> metrics;
   int64_t errors = 0;
   std::vector<std::string> error_messages;  // distinct messages, in order of first appearance
+  int64_t cache_hits = 0;  // successful requests whose prompt came mostly from the cache
 };
 
 struct SpeedResult {
@@ -53,9 +57,10 @@ struct SpeedResult {
 };
 
 // Computes test.metrics (ttft_ms, ttfo_ms, e2e_ms, decode_tps, tpot_ms, itl_ms,
-// tokens_per_chunk, prefill_tps, server_prefill_tps, server_decode_tps, draft_acceptance,
+// tokens_per_chunk, prefill_tps, cached_tokens, queue_ms, server_prefill_tps, server_decode_tps, draft_acceptance,
 // uni_decode_tps, prompt_tokens, completion_tokens; aggregate_tps and uni_aggregate_tps per
-// round when concurrency > 1, which uni_pair tests have), errors and error_messages from test.records.
+// round when concurrency > 1, which uni_pair tests have), errors, error_messages and cache_hits
+// from test.records.
 // Failed requests count as errors and are left out of every metric.
 void SummarizeTest(SpeedTest& test);
 

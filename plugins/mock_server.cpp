@@ -53,7 +53,9 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <functional>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -700,6 +702,7 @@ struct MockServer::Impl {
     int64_t events = 0;          // text events
     int64_t next = 0;            // next item to emit
     int64_t prompt_tokens = 0;
+    int64_t cached_tokens = 0;   // of prompt_tokens, served by the prompt cache
     double prompt_ms = 0;        // ttft + prefill, as reported in timings
     int64_t t_first_ns = 0;      // due time of the first event (steady_clock ns)
     int64_t first_sent_ns = 0;   // when the first / last text event were written (unpaced
@@ -839,6 +842,10 @@ struct MockServer::Impl {
   uint32_t next_gen = 0;
   int64_t armed_ns = 0;          // the timerfd's deadline; 0: disarmed or expired
   std::string scratch;           // one SSE event being formatted
+  // MockConfig::prompt_cache: keys of the last kCachedPrompts cached prompts, oldest first.
+  static constexpr size_t kCachedPrompts = 64;
+  std::deque<size_t> cached_prompts;
+  std::vector<int64_t> slot_free_ns;  // MockConfig::slots: when each slot is next free
   std::vector<char> read_buf = std::vector<char>(kReadChunk);
 
   // --- setup -----------------------------------------------------------------------------------
@@ -1261,6 +1268,15 @@ struct MockServer::Impl {
       if (method != "GET") return wrong_method();
       return Reply(c, 200, R"({"status":"ok"})");
     }
+    if (path == "/props" && config.slots > 0) {
+      if (method != "GET") return wrong_method();
+      Json settings = {{"n_ctx", config.max_context > 0 ? config.max_context : 4096}};
+      return Reply(c, 200,
+                   Dump(Json{{"default_generation_settings", std::move(settings)},
+                             {"total_slots", config.slots},
+                             {"model_path", config.model},
+                             {"build_info", "mock"}}));
+    }
     if (path == "/tokenize") {
       if (method != "POST") return wrong_method();
       auto doc = nlohmann::json::parse(body, nullptr, false);
@@ -1311,6 +1327,8 @@ struct MockServer::Impl {
     std::string model = config.model;
     const PreparedTurn* answer = nullptr;
     int64_t assistants = 0;
+    bool cache_prompt = true;
+    std::optional<size_t> prompt_key;  // the prompt cache's key for these messages
     try {
       auto messages = doc.find("messages");
       if (messages == doc.end() || !messages->is_array()) {
@@ -1367,6 +1385,10 @@ struct MockServer::Impl {
       if (auto it = doc.find("model"); it != doc.end() && it->is_string()) {
         model = it->get<std::string>();
       }
+      if (auto it = doc.find("cache_prompt"); it != doc.end() && it->is_boolean()) {
+        cache_prompt = it->get<bool>();
+      }
+      if (config.prompt_cache && cache_prompt) prompt_key = std::hash<std::string>{}(Dump(*messages));
     } catch (const nlohmann::json::exception& e) {
       return ReplyError(c, 400, e.what(), "invalid_request_error");
     }
@@ -1450,11 +1472,33 @@ struct MockServer::Impl {
     j.include_usage = include_usage;
     j.decode_tps = config.decode_tps;
     j.prompt_tokens = prompt_tokens;
-    double prefill_ms = config.prefill_tps > 0
-                            ? static_cast<double>(prompt_tokens) * 1000.0 / config.prefill_tps
-                            : 0.0;
+    j.cached_tokens = 0;
+    if (prompt_key) {
+      const bool hit = std::find(cached_prompts.begin(), cached_prompts.end(), *prompt_key) !=
+                       cached_prompts.end();
+      if (hit) {
+        j.cached_tokens = std::max<int64_t>(0, prompt_tokens - 1);
+      } else {
+        if (cached_prompts.size() >= kCachedPrompts) cached_prompts.pop_front();
+        cached_prompts.push_back(*prompt_key);
+      }
+    }
+    double prefill_ms = config.prefill_tps > 0 ? static_cast<double>(prompt_tokens -
+                                                                      j.cached_tokens) *
+                                                     1000.0 / config.prefill_tps
+                                               : 0.0;
     j.prompt_ms = std::max(0.0, config.ttft_ms) + prefill_ms;
-    j.t_first_ns = now + std::llround(j.prompt_ms * 1e6);
+    int64_t start = now;  // when a slot takes the request
+    size_t slot = 0;
+    if (config.slots > 0) {
+      if (slot_free_ns.size() != static_cast<size_t>(config.slots)) {
+        slot_free_ns.assign(static_cast<size_t>(config.slots), 0);
+      }
+      slot = static_cast<size_t>(std::min_element(slot_free_ns.begin(), slot_free_ns.end()) -
+                                 slot_free_ns.begin());
+      start = std::max(now, slot_free_ns[slot]);
+    }
+    j.t_first_ns = start + std::llround(j.prompt_ms * 1e6);
     j.first_sent_ns = j.last_sent_ns = 0;
     j.drop_item = j.stall_item = j.malformed_item = -1;
     j.stall_ns = 0;
@@ -1468,6 +1512,7 @@ struct MockServer::Impl {
     if (fault && config.fault == MockFault::kMalformed && j.events > 0) {
       j.malformed_item = std::clamp<int64_t>(after, 1, j.events) - 1;
     }
+    if (config.slots > 0) slot_free_ns[slot] = j.paced ? ItemDue(j, j.events) : j.t_first_ns;
     j.id = "chatcmpl-mock-" + std::to_string(number);
     j.model = std::move(model);
     j.created = static_cast<int64_t>(std::time(nullptr));
@@ -1721,7 +1766,7 @@ struct MockServer::Impl {
     Json usage = {{"prompt_tokens", j.prompt_tokens},
                   {"completion_tokens", j.n},
                   {"total_tokens", j.prompt_tokens + j.n},
-                  {"prompt_tokens_details", Json{{"cached_tokens", 0}}}};
+                  {"prompt_tokens_details", Json{{"cached_tokens", j.cached_tokens}}}};
     if (j.reasoning > 0) {
       usage["completion_tokens_details"] = Json{{"reasoning_tokens", j.reasoning}};
     }
@@ -1736,10 +1781,12 @@ struct MockServer::Impl {
   Json Timings(const Job& j) const {
     double predicted_ms = j.paced ? static_cast<double>(j.n) * 1000.0 / j.decode_tps
                                   : NanosToMs(j.last_sent_ns - j.first_sent_ns);
-    Json t = {{"prompt_n", j.prompt_tokens},
+    const int64_t processed = j.prompt_tokens - j.cached_tokens;
+    Json t = {{"cache_n", j.cached_tokens},
+              {"prompt_n", processed},
               {"prompt_ms", j.prompt_ms},
               {"prompt_per_second",
-               j.prompt_ms > 0 ? static_cast<double>(j.prompt_tokens) * 1000.0 / j.prompt_ms : 0.0},
+               j.prompt_ms > 0 ? static_cast<double>(processed) * 1000.0 / j.prompt_ms : 0.0},
               {"predicted_n", j.n},
               {"predicted_ms", predicted_ms},
               {"predicted_per_second",

@@ -100,6 +100,17 @@ struct MockConfig {
   int answer_tokens = 64;            // natural answer length (EOS) when ignore_eos is not set
   bool honor_ignore_eos = true;      // false: imitate a server that ignores ignore_eos
   bool timings = true;               // llama.cpp-style `timings` object on the last chunk
+  // > 0: a llama.cpp-like server with this many slots. At most `slots` completions are
+  // processed at once; a request arriving while all are busy waits for the slot that frees
+  // first (its TTFT includes the wait; timings.prompt_ms does not, as in llama.cpp). A slot is
+  // busy until the job's last token is due (paced) or its first (unpaced); a client that leaves
+  // early does not free it sooner. /props answers with total_slots and n_ctx (max_context).
+  int slots = 0;
+  // llama.cpp's prompt cache: a request whose messages equal an earlier request's (one of the
+  // last 64) reuses all but the last prompt token: timings.prompt_n 1 and cache_n, and
+  // usage.prompt_tokens_details.cached_tokens, report it, and only one token's prefill is paid.
+  // A request with "cache_prompt": false neither uses nor feeds the cache.
+  bool prompt_cache = false;
   MockUsageStyle usage = MockUsageStyle::kSeparateChunk;
   MockFault fault = MockFault::kNone;
   std::vector<int64_t> fault_on;     // 1-based chat-completion request numbers that get the

@@ -199,8 +199,16 @@ bool ReadKindEndpoint(ServerKind kind, const std::string& base, const Fetcher& f
       path = "/version";
       break;
     case ServerKind::kGeneric:
-    case ServerKind::kMock:
       return true;
+    case ServerKind::kMock: {
+      // The mock imitating a llama.cpp server's slots (mock-server --slots) answers /props.
+      Answer props = Get(base, "/props", fetch);
+      if (LooksLikeLlamaProps(props.body)) {
+        info.report["/props"] = props.entry;
+        ReadLlamaProps(props.body, info);
+      }
+      return true;
+    }
   }
   Answer answer = Get(base, path, fetch);
   info.report[path] = answer.entry;

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/json_depth.h"
 #include "core/limits.h"
+#include "core/metrics.h"
 #include "core/sha256.h"
 #include "core/version.h"
 #include "results/report_json.h"
@@ -483,6 +484,7 @@ json MakeBundle(const RunData& run, const std::vector<PlannedTask>& plan,
   doc["format"] = kFormatName;
   doc["format_version"] = kBundleFormatVersion;
   doc["evalrun_version"] = kVersion;  // of the evalrun that exported it
+  doc["metrics_version"] = kMetricsVersion;  // the figures' definitions (core/metrics.h)
 
   json r = TextObject();
   PutBundleText(r, "id", info.id);

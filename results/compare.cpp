@@ -29,13 +29,13 @@ namespace evalrun {
 namespace {
 
 using report_text::Child;
+using report_text::kAbsent;
 using report_text::GpuCounts;
 using report_text::Join;
 using report_text::SuiteText;
 
 using json = nlohmann::json;
 
-constexpr std::string_view kAbsent = "—";
 constexpr size_t kUnsharedListed = 50;  // the markdown lists this many unshared tasks
 
 // ---- random numbers ------------------------------------------------------------------------

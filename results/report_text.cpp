@@ -2,6 +2,9 @@
 #include "results/report_text.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
 
 namespace evalrun::report_text {
 
@@ -51,6 +54,20 @@ std::vector<std::pair<std::string, int>> GpuCounts(const json& environment) {
     }
   }
   return counts;
+}
+
+std::string Fixed(std::optional<double> value, int decimals) {
+  if (!value || !std::isfinite(*value)) return std::string(kAbsent);
+  return fmt::format("{:.{}f}", *value, decimals);
+}
+
+std::string PrefillCell(std::optional<double> prefill_tps, std::optional<double> cached_tokens,
+                        std::optional<double> prompt_tokens) {
+  if (prefill_tps && std::isfinite(*prefill_tps)) return Fixed(prefill_tps, 1);
+  if (cached_tokens && prompt_tokens && *cached_tokens > 0) {
+    return "cached " + Fixed(cached_tokens, 0) + " of " + Fixed(prompt_tokens, 0);
+  }
+  return std::string(kAbsent);
 }
 
 std::string SuiteText(const RunInfo& info) {

@@ -2,6 +2,7 @@
 // What every report of a run says the same way (run_report, speed_report, compare): JSON fields as
 // display text, the GPUs the environment probe saw, the suite's name. Plain text; each printer
 // escapes it for its format.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,6 +13,16 @@
 #include "results/run_data.h"
 
 namespace evalrun::report_text {
+
+// What a cell shows where nothing was measured.
+inline constexpr std::string_view kAbsent = "—";
+
+// A figure with a fixed number of decimals (fmt, never the locale), or kAbsent.
+std::string Fixed(std::optional<double> value, int decimals);
+// A speed table's prefill cell: the rate, or "cached N of M" for a test whose requests were
+// prompt-cache hits (no rate, the median cached and prompt tokens), else kAbsent.
+std::string PrefillCell(std::optional<double> prefill_tps, std::optional<double> cached_tokens,
+                        std::optional<double> prompt_tokens);
 
 // object[key], or nullptr when `object` is not an object or has no such key.
 const nlohmann::json* Child(const nlohmann::json& object, std::string_view key);

@@ -41,6 +41,9 @@ namespace evalrun {
 namespace {
 
 using report_text::Child;
+using report_text::Fixed;
+using report_text::kAbsent;
+using report_text::PrefillCell;
 using report_text::GpuCounts;
 using report_text::Join;
 using report_text::JsonText;
@@ -48,7 +51,6 @@ using report_text::SuiteText;
 
 using json = nlohmann::json;
 
-constexpr std::string_view kAbsent = "—";
 constexpr double kMaxScore = 100;
 
 // ---- text ----------------------------------------------------------------------------------
@@ -148,11 +150,6 @@ std::optional<double> JsonNumber(const json& object, std::string_view key) {
   const json* value = Child(object, key);
   if (value == nullptr || !value->is_number()) return std::nullopt;
   return value->get<double>();
-}
-
-std::string Fixed(std::optional<double> value, int decimals) {
-  if (!value || !std::isfinite(*value)) return std::string(kAbsent);
-  return fmt::format("{:.{}f}", *value, decimals);
 }
 
 std::string Percent(int64_t part, int64_t whole) {
@@ -380,8 +377,8 @@ std::string TokenNote(const TokenTotals& t) {
 
 // One line per speed-protocol test, from SpeedResultToJson's shape; medians of its summaries.
 struct SpeedRow {
-  std::string test, prompt, gen, concurrency, ttft_ms, prefill_tps, decode_tps, aggregate_tps,
-      errors;
+  std::string test, prompt, gen, concurrency, ttft_ms, queue_ms, prefill_tps, decode_tps,
+      aggregate_tps, errors;
 };
 
 std::optional<double> MetricMedian(const json& test, std::string_view metric) {
@@ -410,7 +407,13 @@ std::vector<SpeedRow> SpeedRows(const json& speed) {
     row.gen = Fixed(JsonNumber(test, "max_tokens"), 0);
     row.concurrency = Fixed(JsonNumber(test, "concurrency"), 0);
     row.ttft_ms = Fixed(MetricMedian(test, "ttft_ms"), 0);
-    row.prefill_tps = Fixed(MetricMedian(test, "prefill_tps"), 1);
+    row.queue_ms = Fixed(MetricMedian(test, "queue_ms"), 0);
+    const json* queued = Child(test, "ttft_includes_queue");
+    row.prefill_tps = queued != nullptr && *queued == true
+                          ? std::string("queued")
+                          : PrefillCell(MetricMedian(test, "prefill_tps"),
+                                        MetricMedian(test, "cached_tokens"),
+                                        MetricMedian(test, "prompt_tokens"));
     row.decode_tps = Fixed(MetricMedian(test, "decode_tps"), 1);
     row.aggregate_tps = Fixed(MetricMedian(test, "aggregate_tps"), 1);
     row.errors =
@@ -420,13 +423,13 @@ std::vector<SpeedRow> SpeedRows(const json& speed) {
   return rows;
 }
 
-const std::vector<std::string> kSpeedHeaders = {"test",       "prompt",        "gen",
-                                                "conc",       "TTFT ms",       "prefill t/s",
-                                                "decode t/s", "aggregate t/s", "errors"};
+const std::vector<std::string> kSpeedHeaders = {
+    "test",        "prompt",     "gen",           "conc",  "TTFT ms", "queue ms",
+    "prefill t/s", "decode t/s", "aggregate t/s", "errors"};
 
 std::vector<std::string> SpeedCells(const SpeedRow& r) {
-  return {r.test,        r.prompt,     r.gen,           r.concurrency, r.ttft_ms,
-          r.prefill_tps, r.decode_tps, r.aggregate_tps, r.errors};
+  return {r.test,       r.prompt,     r.gen,        r.concurrency,   r.ttft_ms,
+          r.queue_ms,   r.prefill_tps, r.decode_tps, r.aggregate_tps, r.errors};
 }
 
 std::string SpeedTitle(const json& speed) {
@@ -436,8 +439,12 @@ std::string SpeedTitle(const json& speed) {
 
 constexpr std::string_view kSpeedFootnote =
     "Medians over each test's successful requests. TTFT: first token, as the client saw it; "
-    "prefill: (prompt − cached tokens) / TTFT; decode: (completion − 1) / (t_last − t_first); "
-    "aggregate: all streams of a round together.";
+    "queue: TTFT less the server's own prompt time (llama.cpp timings), the wait for a slot and "
+    "the network; prefill: the prompt tokens the server processed (llama.cpp timings.prompt_n, "
+    "else prompt − cached tokens) / TTFT, \"cached N of M\" where the prompt cache served "
+    "most of the prompt, \"queued\" where more requests ran at once than the server has slots; "
+    "decode: (completion − 1) / (t_last − t_first); aggregate: all streams "
+    "of a round together.";
 
 constexpr std::string_view kMethodNote =
     "Scores: per dimension, the weighted mean of task scores (difficulty × task weights; "
@@ -963,6 +970,88 @@ std::string MedianText(const Summary& s, int decimals, std::string_view unit) {
   return fmt::format("{:.{}f} {}", s.median, decimals, unit);
 }
 
+// "1234.5 ± 12.3" (median ± sample standard deviation) of a speed test's metric, "" when absent.
+std::string SpreadText(const json& test, std::string_view metric, int decimals) {
+  const json* metrics = Child(test, "metrics");
+  const json* summary = metrics != nullptr ? Child(*metrics, metric) : nullptr;
+  if (summary == nullptr) return "";
+  const std::optional<double> count = JsonNumber(*summary, "count");
+  const std::optional<double> median = JsonNumber(*summary, "median");
+  if (!count || *count <= 0 || !median || !std::isfinite(*median)) return "";
+  const std::optional<double> stddev = JsonNumber(*summary, "stddev");
+  if (*count < 2 || !stddev || !std::isfinite(*stddev)) return Fixed(median, decimals);
+  return Fixed(median, decimals) + " ± " + Fixed(stddev, decimals);
+}
+
+// The card's protocol line: the first prefill test, the first decode test at no depth, and the
+// aggregate of the highest concurrency level with distinct prompts, each median ± stddev; "" when
+// the run holds no protocol figures.
+std::string ProtocolLine(const json& speed) {
+  const json* tests = Child(speed, "tests");
+  if (tests == nullptr || !tests->is_array()) return "";
+  const json* prefill = nullptr;
+  const json* decode = nullptr;
+  const json* widest = nullptr;
+  double widest_level = 1;
+  for (const json& test : *tests) {
+    const std::string kind = JsonText(test, "kind");
+    if (kind == "prefill" && prefill == nullptr) prefill = &test;
+    const std::optional<double> depth = JsonNumber(test, "depth_tokens");
+    if (kind == "decode" && decode == nullptr && !(depth && *depth > 0)) decode = &test;
+    const std::optional<double> level = JsonNumber(test, "concurrency");
+    if (kind == "concurrency" && JsonText(test, "prompts") == "distinct" && level &&
+        *level > widest_level) {
+      widest = &test;
+      widest_level = *level;
+    }
+  }
+  std::vector<std::string> parts;
+  if (prefill != nullptr) {
+    if (std::string v = SpreadText(*prefill, "prefill_tps", 0); !v.empty()) {
+      parts.push_back(JsonText(*prefill, "name") + " " + v + " t/s");
+    }
+  }
+  if (decode != nullptr) {
+    if (std::string v = SpreadText(*decode, "decode_tps", 1); !v.empty()) {
+      parts.push_back(JsonText(*decode, "name") + " " + v + " t/s");
+    }
+  }
+  if (widest != nullptr) {
+    if (std::string v = SpreadText(*widest, "aggregate_tps", 0); !v.empty()) {
+      parts.push_back(fmt::format("c{:.0f} aggregate {} t/s", widest_level, v));
+    }
+  }
+  return Join(parts, " · ");
+}
+
+// Why a finished run has no protocol figures: the speed protocol failed (its event says so), or
+// it was not run (--no-speed).
+std::string NoProtocolText(const RunData& run) {
+  for (const auto& event : run.events) {
+    if (event.kind == "speed" && event.message.rfind("speed protocol failed", 0) == 0) {
+      return "speed protocol failed (the report has the reason)";
+    }
+  }
+  if (run.info.status != kRunFinished) return "speed protocol not reached (the run is partial)";
+  return "speed protocol not run (--no-speed)";
+}
+
+// The card's setup line: the labels (quant=, kv=, spec=...), the context, the server's build.
+std::string SetupLine(const RunData& run) {
+  std::vector<std::string> parts;
+  for (const auto& [key, value] : run.info.labels) parts.push_back(key + "=" + value);
+  if (const std::optional<double> context = JsonNumber(run.info.server, "context");
+      context && *context > 0) {
+    parts.push_back(fmt::format("context {:.0f}", *context));
+  }
+  if (const std::optional<double> slots = JsonNumber(run.info.server, "slots");
+      slots && *slots > 0) {
+    parts.push_back(fmt::format("{:.0f} slot{}", *slots, *slots == 1 ? "" : "s"));
+  }
+  if (std::string server = ServerText(run); !server.empty()) parts.push_back(server);
+  return parts.empty() ? "no labels, context or server build reported" : Join(parts, " · ");
+}
+
 }  // namespace
 
 RunScores ScoreRun(const RunData& run) {
@@ -1249,7 +1338,7 @@ std::string RenderCardSvg(const RunData& run, const std::string& result_hash) {
       .x = 24, .y = 118, .label_width = 170, .bar_width = 250, .row_height = 20, .label_chars = 24};
   const int width = 640;
   const double footer = bars.y + BarsHeight(s, bars) + 8;
-  const int height = static_cast<int>(footer + 84);
+  const int height = static_cast<int>(footer + 124);
   std::string out = SvgOpen(width, height, "evalrun result card", true);
   out += SvgRect(0.5, 0.5, width - 1, height - 1, R"(fill="#fff" stroke="#ccc" rx="8")");
   out += SvgText(24, 34, Truncate(CleanText(ModelName(run)), 44),
@@ -1267,20 +1356,30 @@ std::string RenderCardSvg(const RunData& run, const std::string& result_hash) {
     out += SvgText(24, 98, "no score: no task was scored", R"(font-size="18")");
   }
   out += ScoreBars(s, bars);
-  out += SvgText(
-      24, footer,
-      fmt::format("decode {} · prefill {} · TTFT {} (medians over tasks)",
-                  MedianText(s.speed.decode_tps, 1, "t/s"),
-                  MedianText(s.speed.prefill_tps, 0, "t/s"), MedianText(s.speed.ttft_ms, 0, "ms")));
-  out += SvgText(24, footer + 20, "coverage: " + CoverageText(s.coverage));
-  out += SvgText(24, footer + 40,
+  // The standard protocol leads (the figures forum posts compare); the task medians, from the
+  // suite's short prompts, follow under their own name.
+  const std::string protocol = ProtocolLine(run.speed);
+  out += SvgText(24, footer,
+                 protocol.empty() ? NoProtocolText(run)
+                                  : Truncate(CleanText("speed protocol: " + protocol), 90),
+                 R"(font-weight="bold")");
+  out += SvgText(24, footer + 20,
+                 fmt::format("task medians (the suite's own prompts): decode {} · prefill {} · "
+                             "TTFT {}",
+                             MedianText(s.speed.decode_tps, 1, "t/s"),
+                             MedianText(s.speed.prefill_tps, 0, "t/s"),
+                             MedianText(s.speed.ttft_ms, 0, "ms")),
+                 kMuted);
+  out += SvgText(24, footer + 40, Truncate(CleanText(SetupLine(run)), 90));
+  out += SvgText(24, footer + 60, "coverage: " + CoverageText(s.coverage));
+  out += SvgText(24, footer + 80,
                  Truncate(CleanText(SuiteText(run.info) + " · run " + run.info.id +
                                     (run.info.evalrun_version.empty()
                                          ? std::string()
                                          : " · evalrun " + run.info.evalrun_version)),
                           90),
                  kMuted);
-  out += SvgText(24, footer + 60,
+  out += SvgText(24, footer + 100,
                  "result hash: " + (result_hash.empty() ? std::string("—")
                                                         : Truncate(CleanText(result_hash), 80)),
                  kMuted);

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "core/metrics.h"
 #include "results/report_text.h"
 
 // Numbers: markdown through fmt's "{:.Nf}", csv through fmt's "{}" (shortest representation that
@@ -23,6 +24,9 @@ namespace evalrun {
 namespace {
 
 using report_text::Child;
+using report_text::Fixed;
+using report_text::kAbsent;
+using report_text::PrefillCell;
 using report_text::GpuCounts;
 using report_text::Join;
 using report_text::JsonText;
@@ -54,7 +58,6 @@ constexpr std::array<std::string_view, 7> kFlatStats = {"count", "mean", "median
                                                         "max",   "p90",  "p99"};
 
 // What every formatter writes for a figure that was not measured: md "—", csv "", json null.
-constexpr std::string_view kAbsent = "—";
 
 // ---- small helpers shared by the formatters -------------------------------------------------
 
@@ -88,12 +91,6 @@ std::optional<double> MetricMean(const SpeedTest& test, std::string_view name) {
 int64_t MetricCount(const SpeedTest& test, std::string_view name) {
   const Summary* s = FindMetric(test, name);
   return s != nullptr ? s->count : 0;
-}
-
-// A figure with a fixed number of decimals, or "—".
-std::string Fixed(std::optional<double> value, int decimals) {
-  if (!value || !std::isfinite(*value)) return std::string(kAbsent);
-  return fmt::format("{:.{}f}", *value, decimals);
 }
 
 std::string ServerModel(const SpeedResult& result) {
@@ -322,9 +319,9 @@ std::string MdGenericBody(const SpeedResult& result) {
   if (result.tests.empty()) return "No tests ran.\n\n";
   const std::vector<MdColumn> columns = {
       {"test", Align::kLeft},        {"prompt", Align::kRight},    {"gen", Align::kRight},
-      {"conc", Align::kRight},       {"TTFT ms", Align::kRight},   {"prefill t/s", Align::kRight},
-      {"decode t/s", Align::kRight}, {"tok/chunk", Align::kRight}, {"aggregate t/s", Align::kRight},
-      {"errors", Align::kRight},
+      {"conc", Align::kRight},       {"TTFT ms", Align::kRight},   {"queue ms", Align::kRight},
+      {"prefill t/s", Align::kRight}, {"decode t/s", Align::kRight}, {"tok/chunk", Align::kRight},
+      {"aggregate t/s", Align::kRight}, {"errors", Align::kRight},
   };
   std::vector<std::vector<std::string>> rows;
   for (const auto& test : result.tests) {
@@ -334,7 +331,11 @@ std::string MdGenericBody(const SpeedResult& result) {
         test.max_tokens > 0 ? std::to_string(test.max_tokens) : std::string(kAbsent),
         std::to_string(test.concurrency),
         Fixed(MetricMedian(test, "ttft_ms"), 1),
-        Fixed(MetricMedian(test, "prefill_tps"), 1),
+        Fixed(MetricMedian(test, "queue_ms"), 1),
+        test.ttft_includes_queue
+            ? std::string("queued")
+            : PrefillCell(MetricMedian(test, "prefill_tps"), MetricMedian(test, "cached_tokens"),
+                          MetricMedian(test, "prompt_tokens")),
         Fixed(MetricMedian(test, "decode_tps"), 1),
         Fixed(MetricMedian(test, "tokens_per_chunk"), 2),
         Fixed(MetricMedian(test, "aggregate_tps"), 1),
@@ -348,9 +349,12 @@ constexpr std::string_view kGenericFooter =
     "Medians over requests; aggregate t/s is the median over rounds of "
     "Σ(completion_tokens − 1) / (max t_last − min t_first) across the concurrent requests. "
     "decode t/s = (completion_tokens − 1) / (t_last − t_first); "
-    "prefill t/s = (prompt_tokens − cached_tokens) / TTFT; "
+    "prefill t/s = the prompt tokens the server processed (llama.cpp timings.prompt_n, else "
+    "prompt_tokens − cached_tokens) / TTFT, \"cached N of M\" where the prompt cache served "
+    "most of the prompt, \"queued\" where TTFT holds the wait for a slot; "
     "tok/chunk = completion_tokens / text events. "
-    "TTFT includes queueing and network.";
+    "TTFT includes queueing and network; queue ms = TTFT − the server's timings.prompt_ms, where "
+    "it reports one.";
 
 // llama-bench's layout: | model | server | test | t/s | with "mean ± stddev".
 bool FitsLlamaBench(const SpeedResult& result) {
@@ -660,6 +664,8 @@ json TestToJson(const SpeedTest& test) {
       {"requests", static_cast<int64_t>(test.records.size())},
       {"errors", test.errors},
       {"error_messages", test.error_messages},
+      {"cache_hits", test.cache_hits},
+      {"ttft_includes_queue", test.ttft_includes_queue},
       {"notes", test.notes},
       {"metrics", std::move(metrics)},
       {"records", std::move(records)},
@@ -688,6 +694,7 @@ json SpeedResultToJson(const SpeedResult& result) {
   return {
       {"schema_version", kSpeedSchemaVersion},
       {"kind", "evalrun.speed"},
+      {"metrics_version", kMetricsVersion},
       {"evalrun_version", result.evalrun_version},
       {"started_at", result.started_at},
       {"duration_s", result.duration_s},

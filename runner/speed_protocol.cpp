@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -270,6 +271,42 @@ void AddNotes(SpeedTest& test, const ServerInfo& server, bool ignore_eos_sent) {
     if (server.context > 0) note += " (its context is " + std::to_string(server.context) + ")";
     note += "; prefill figures use the server's count";
     test.notes.push_back(note);
+  }
+  if (test.cache_hits > 0) {
+    std::vector<double> cached, prompt;  // of the hits
+    for (const auto& r : test.records) {
+      if (!r.ok()) continue;
+      const RequestMetrics m = ComputeMetrics(r);
+      if (!m.cache_hit) continue;
+      cached.push_back(*m.cached_tokens);
+      prompt.push_back(static_cast<double>(m.prompt_tokens));
+    }
+    test.notes.push_back(
+        std::to_string(test.cache_hits) + " of " +
+        std::to_string(test.records.size() - static_cast<size_t>(test.errors)) +
+        " requests were prompt-cache hits (cached " +
+        std::to_string(std::llround(Summarize(cached).median)) + " of " +
+        std::to_string(std::llround(Summarize(prompt).median)) +
+        " prompt tokens, median): the server did not process their prompts, so they have no "
+        "prefill rate");
+  }
+  if (test.concurrency > 1) {
+    const bool measured = test.metrics.count("queue_ms") > 0;
+    const std::string split = measured ? "; queue ms (TTFT less the server's own prompt time) "
+                                         "shows the wait"
+                                       : "";
+    if (server.slots > 0 && test.concurrency > server.slots) {
+      test.ttft_includes_queue = true;
+      test.notes.push_back("TTFT includes waiting for a slot: " +
+                           std::to_string(test.concurrency) +
+                           " concurrent requests on a server with " +
+                           std::to_string(server.slots) + " slot" +
+                           (server.slots == 1 ? "" : "s") + split +
+                           "; no prefill rate is shown for it");
+    } else if (server.slots <= 0) {
+      test.notes.push_back("TTFT may include waiting for a slot: the server does not say how "
+                           "many requests it serves at once" + split);
+    }
   }
 }
 

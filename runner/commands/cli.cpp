@@ -558,6 +558,13 @@ void AddMock(CLI::App& app, MockOptions& o) {
               "imitate a server that does not honour ignore_eos");
   m->add_option("--usage", o.usage, "separate (default) | last | none");
   m->add_flag("--no-timings", o.no_timings, "leave out llama.cpp-style timings");
+  m->add_option("--slots", c.slots,
+                "as a llama.cpp server with N slots: at most N requests processed at once, the "
+                "others wait; /props reports total_slots (default 0: no limit, no /props)")
+      ->check(CLI::Range(0, 4096));
+  m->add_flag("--prompt-cache", c.prompt_cache,
+              "as llama.cpp's prompt cache: a repeated prompt reuses all but its last token, "
+              "reported in timings (prompt_n, cache_n) and usage cached_tokens");
   m->add_option("--fault", o.fault, "none | 400 | 500 | drop | stall | malformed");
   m->add_option("--fault-on", c.fault_on,
                 "chat request numbers (1-based, comma-separated) that get the fault; default all")

@@ -3,7 +3,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <optional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,14 @@ void AddCompareCommand(CLI::App& app, CompareCommandOptions& o) {
   CLI::App* compare = app.add_subcommand(
       "compare", "compare two runs: score differences with paired intervals, speed ratios, setup");
   compare->allow_extras();
-  compare->add_option("A", o.a, "the baseline: a run id (evalrun runs lists them) or a bundle file")
+  compare->add_option("A", o.a,
+                      "the baseline: a run id (evalrun runs lists them), DB:RUN_ID for a run in "
+                      "another database, or a bundle file")
       ->required();
-  compare->add_option("B", o.b, "the run compared with A: a run id or a bundle file")->required();
+  compare->add_option("B", o.b, "the run compared with A: a run id, DB:RUN_ID or a bundle file")
+      ->required();
   compare->add_option("--db", o.db, "results database for run ids (default ./evalrun.db)");
+  compare->add_option("--db-b", o.db_b, "results database for B's run id (default: --db)");
   compare->add_option("-o,--format", o.format, "md (default) | json");
   compare->add_option("--out", o.out, "write to FILE instead of stdout");
   compare->add_option(
@@ -43,7 +48,22 @@ bool IsBundlePath(const std::string& arg) {
   return arg.size() >= 5 && arg.compare(arg.size() - 5, 5, ".json") == 0;
 }
 
-RunData LoadSide(const std::string& arg, const std::string& db, std::optional<ResultStore>& store) {
+// A run id in a database: "RUN_ID" (in `db`) or "DB:RUN_ID". Run ids hold no ':', so the last
+// one splits the two.
+struct RunRef {
+  std::string db;
+  std::string id;
+};
+RunRef ParseRunRef(const std::string& arg, const std::string& db) {
+  const size_t colon = arg.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == arg.size()) return {db, arg};
+  return {arg.substr(0, colon), arg.substr(colon + 1)};
+}
+
+// The databases opened so far, by path: A and B in one database share it.
+using Stores = std::map<std::string, std::unique_ptr<ResultStore>>;
+
+RunData LoadSide(const std::string& arg, const std::string& db, Stores& stores) {
   if (IsBundlePath(arg)) {
     Bundle bundle = ReadBundle(arg);
     if (ComputeResultHash(bundle.document) != bundle.result_hash) {
@@ -55,22 +75,24 @@ RunData LoadSide(const std::string& arg, const std::string& db, std::optional<Re
     }
     return std::move(bundle.run);
   }
+  const RunRef ref = ParseRunRef(arg, db);
+  auto& store = stores[ref.db];
   if (!store) {
-    if (!std::ifstream(db)) {
-      throw Error("'" + arg + "' is neither a bundle file nor a run id in " + db + " (" + db +
-                  ": no results database here; --db names another)");
+    if (!std::ifstream(ref.db)) {
+      throw Error("'" + arg + "' is neither a bundle file nor a run id in " + ref.db + " (" +
+                  ref.db + ": no results database here; --db, --db-b or DB:RUN_ID names another)");
     }
-    store.emplace(db);
+    store = std::make_unique<ResultStore>(ref.db);
   }
-  if (!store->FindRun(arg)) {
+  if (!store->FindRun(ref.id)) {
     std::vector<std::string> ids;
     for (const RunInfo& run : store->ListRuns()) ids.push_back(run.id);
-    const std::string hint = ClosestMatch(arg, ids);
-    throw Error(db + ": no run '" + arg + "'" +
+    const std::string hint = ClosestMatch(ref.id, ids);
+    throw Error(ref.db + ": no run '" + ref.id + "'" +
                 (hint.empty() ? "" : ", did you mean '" + hint + "'?") +
                 " (evalrun runs lists them; a bundle is given by its file path)");
   }
-  return store->LoadRun(arg);
+  return store->LoadRun(ref.id);
 }
 
 std::string SuiteName(const RunInfo& info) {
@@ -108,9 +130,9 @@ int RunCompareCommand(const CompareCommandOptions& o) {
     throw Error("-o '" + o.format + "': expected md or json" +
                 (hint.empty() ? "" : " (did you mean '" + hint + "'?)"));
   }
-  std::optional<ResultStore> store;
-  const RunData a = LoadSide(o.a, o.db, store);
-  const RunData b = LoadSide(o.b, o.db, store);
+  Stores stores;
+  const RunData a = LoadSide(o.a, o.db, stores);
+  const RunData b = LoadSide(o.b, o.db_b.empty() ? o.db : o.db_b, stores);
   const Comparison comparison = CompareRuns(a, b, o.seed);
   if (comparison.shared_tasks == 0) throw Error(NothingShared(o, a, b, comparison));
 

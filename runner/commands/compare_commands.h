@@ -1,6 +1,7 @@
 #pragma once
 // `evalrun compare A B`: how run B differs from run A (results/compare.h), where A and B are run
-// ids in a results database or bundle files (evalrun export).
+// ids in a results database, DB:RUN_ID (a run in another database: two nights on two machines
+// compare without exporting first), or bundle files (evalrun export).
 #include <cstdint>
 #include <string>
 
@@ -16,6 +17,7 @@ struct CompareCommandOptions {
   std::string a;  // run id or bundle path
   std::string b;
   std::string db = "evalrun.db";
+  std::string db_b;           // B's database; "" = db
   std::string format = "md";  // md | json
   std::string out;            // "" = stdout
   uint64_t seed = kCompareDefaultSeed;

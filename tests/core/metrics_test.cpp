@@ -86,6 +86,57 @@ TEST_CASE("metrics: llama.cpp timings give server figures and draft acceptance",
   CHECK(*m.draft_acceptance == 0.75);
 }
 
+TEST_CASE("metrics: prefill counts what the server processed; a cache hit has no prefill rate",
+          "[metrics]") {
+  RequestRecord r = StreamRecord();  // 520 prompt tokens, 8 cached (usage), TTFT 200 ms
+  SECTION("usage's cached_tokens, when that is all the server says") {
+    const RequestMetrics m = ComputeMetrics(r);
+    CHECK(*m.cached_tokens == 8);
+    CHECK_FALSE(m.cache_hit);
+    CHECK(*m.prefill_tps == Approx(512 / 0.2));
+    CHECK_FALSE(m.queue_ms);  // no timings
+  }
+  SECTION("llama.cpp b4748: no cached_tokens, timings.prompt_n says it processed 1 token") {
+    r.usage.cached_tokens = -1;
+    r.timings.prompt_n = 1;
+    r.timings.prompt_ms = 0.9;
+    const RequestMetrics m = ComputeMetrics(r);
+    CHECK(*m.cached_tokens == 519);
+    CHECK(m.cache_hit);
+    CHECK_FALSE(m.prefill_tps);  // was 520 / 0.2 = 2600 t/s before: the cache counted as prefill
+    CHECK(*m.queue_ms == Approx(199.1));
+  }
+  SECTION("prompt_n wins over usage; half cached or less is still a prefill rate") {
+    r.timings.prompt_n = 300;
+    r.timings.prompt_ms = 150;
+    const RequestMetrics m = ComputeMetrics(r);
+    CHECK(*m.cached_tokens == 220);
+    CHECK_FALSE(m.cache_hit);
+    CHECK(*m.prefill_tps == Approx(300 / 0.2));
+    CHECK(*m.queue_ms == Approx(50));  // 200 ms TTFT, 150 ms of them on the prompt
+  }
+  SECTION("nothing said about the cache: every prompt token counts, no cached figure") {
+    r.usage.cached_tokens = -1;
+    const RequestMetrics m = ComputeMetrics(r);
+    CHECK_FALSE(m.cached_tokens);
+    CHECK(*m.prefill_tps == Approx(520 / 0.2));
+  }
+}
+
+TEST_CASE("speed result: cache hits are counted and left out of prefill_tps", "[metrics]") {
+  SpeedTest test;
+  test.name = "c1-same";
+  RequestRecord miss = StreamRecord();
+  miss.usage.cached_tokens = 0;
+  RequestRecord hit = StreamRecord();
+  hit.usage.cached_tokens = 519;
+  test.records = {miss, hit, hit};
+  SummarizeTest(test);
+  CHECK(test.cache_hits == 2);
+  CHECK(test.metrics.at("prefill_tps").count == 1);
+  CHECK(test.metrics.at("cached_tokens").median == 519);
+}
+
 TEST_CASE("metrics: aggregate_tps spans the whole window, uni_aggregate the longest stream",
           "[metrics]") {
   RequestRecord a = StreamRecord();  // first 200 ms, last 400 ms, end 401 ms, 11 tokens

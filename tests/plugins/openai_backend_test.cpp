@@ -6,6 +6,7 @@
 
 #include "tests/support/catch.h"
 
+#include "core/metrics.h"
 #include "plugins/tool_call_text.h"
 #include "tests/support/fixtures.h"
 
@@ -189,6 +190,31 @@ TEST_CASE("backend: the silently truncated prompt shows in usage.prompt_tokens",
   RequestRecord r = Replay(ReadCapture("llamacpp-b4748-prompt-silently-truncated.http"), 19);
   CHECK(r.ok());
   CHECK(r.usage.prompt_tokens == 849);
+}
+
+TEST_CASE("backend: real prompt-cache hits are cache hits, not prefill rates", "[backend]") {
+  // llama.cpp b4748, the same prompt twice: usage.prompt_tokens 50 and no cached_tokens, but
+  // timings.prompt_n 1 (it processed one token).
+  const RequestRecord b4748 = Replay(ReadCapture("llamacpp-b4748-prompt-cache-hit.http"), 3);
+  REQUIRE(b4748.ok());
+  CHECK(b4748.usage.prompt_tokens == 50);
+  CHECK(b4748.usage.cached_tokens == -1);
+  CHECK(b4748.timings.prompt_n == 1);
+  const RequestMetrics m = ComputeMetrics(b4748);
+  CHECK(m.cache_hit);
+  CHECK(m.cached_tokens == 49);
+  CHECK_FALSE(m.prefill_tps);
+  REQUIRE(m.queue_ms);
+  CHECK(*m.queue_ms == Approx(*m.ttft_ms - 2.264));
+  // llama.cpp 0.7 says it both ways: cached_tokens 592 and timings.prompt_n 1 of 593.
+  const testing::HttpCapture http =
+      testing::ReadHttpCapture("llama-0.7/chat-tools-stream-toolcall.http");
+  Captured c;
+  c.status = http.status;
+  c.body = http.body;
+  const RequestMetrics v07 = ComputeMetrics(Replay(c, 0));
+  CHECK(v07.cache_hit);
+  CHECK(v07.cached_tokens == 592);
 }
 
 TEST_CASE("backend: transport failures become recorded errors with clear messages", "[backend]") {

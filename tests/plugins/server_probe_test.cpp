@@ -209,7 +209,9 @@ TEST_CASE("server_probe: the evalrun mock by its owned_by", "[server]") {
   CHECK(info.kind == ServerKind::kMock);
   CHECK(info.model == "evalrun-mock");
   CheckCapabilities(info, true, true, true);
-  CHECK(server.Paths() == std::vector<std::string>{"GET /v1/models"});
+  // /props too: the mock answers it when it imitates a llama.cpp server's slots (--slots).
+  CHECK(server.Paths() == std::vector<std::string>{"GET /v1/models", "GET /props"});
+  CHECK(info.slots == -1);
 }
 
 TEST_CASE("server_probe: a server that answers 404 everywhere is generic", "[server]") {

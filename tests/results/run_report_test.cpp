@@ -485,14 +485,70 @@ TEST_CASE("run report: the speed protocol table comes from the stored speed JSON
   const std::string md = RenderRunMarkdown(run);
   CHECK_THAT(md, Catch::Contains("## Speed protocol (preset quick)"));
   // pp512: TTFT 200, 210, 220 -> median 210 ms; prefill 512 / 0.21 = 2438.1 t/s.
-  CHECK_THAT(md, Catch::Contains("| pp512 |    512 |   1 |    1 |     210 |      2438.1 |          "
-                                 "— |             — |  0 / 3 |"));
+  CHECK_THAT(md, Catch::Contains("| pp512 |    512 |   1 |    1 |     210 |        — |      2438.1 "
+                                 "|          — |             — |  0 / 3 |"));
   // tg128: decode 127 / 1.37 s (the median of 1.27, 1.37, 1.47) = 92.7 t/s.
-  CHECK_THAT(md, Catch::Contains("| tg128 |     16 | 128 |    1 |      30 |       533.3 |       "
-                                 "92.7 |             — |  0 / 3 |"));
+  CHECK_THAT(md, Catch::Contains("| tg128 |     16 | 128 |    1 |      30 |        — |       533.3 "
+                                 "|       92.7 |             — |  0 / 3 |"));
   const std::string html = RenderRunHtml(run);
   CHECK_THAT(html, Catch::Contains("<h2>Speed protocol (preset quick)</h2>"));
   CHECK_THAT(html, Catch::Contains("<td>pp512</td>"));
+}
+
+TEST_CASE("run report: the card leads with the protocol, then names the task medians and the "
+          "setup", "[report][card]") {
+  RunData run = SmallRun();
+  run.info.status = kRunFinished;
+  run.info.labels = {{"quant", "Q4_K_M"}, {"kv", "q8_0"}, {"spec", "mtp"}};
+  run.info.server = {{"kind", "llama.cpp"}, {"build", "b6000"}, {"context", 32768}, {"slots", 1}};
+  SpeedResult speed = SampleSpeed();
+  // c2 and c4 with distinct prompts: the card shows the highest level's aggregate. Each round:
+  // two (or four) requests, first token at 30 ms, 65 tokens ending at 1030 ms: 64 x N tokens in
+  // one second.
+  for (int level : {2, 4}) {
+    SpeedTest c;
+    c.name = "c" + std::to_string(level) + "-distinct";
+    c.kind = "concurrency";
+    c.prompts = "distinct";
+    c.concurrency = level;
+    c.max_tokens = 65;
+    for (int round = 0; round < 2; ++round) {
+      for (int i = 0; i < level; ++i) {
+        c.records.push_back(Ok(30, 1030, 65, 16));
+        c.record_round.push_back(round);
+      }
+    }
+    SummarizeTest(c);
+    speed.tests.push_back(c);
+  }
+  run.speed = SpeedResultToJson(speed);
+  const std::string svg = RenderCardSvg(run);
+  CHECK_THAT(svg, Catch::Contains(">speed protocol: pp512 2438 ± 116 t/s · tg128 92.7 ± 6.8 t/s · "
+                                  "c4 aggregate 256 ± 0 t/s<"));
+  CHECK_THAT(svg, Catch::Contains(">task medians (the suite&#39;s own prompts): decode 45.0 t/s"));
+  CHECK_THAT(svg, Catch::Contains(
+                      ">kv=q8_0 · quant=Q4_K_M · spec=mtp · context 32768 · 1 slot · llama.cpp "
+                      "b6000<"));
+
+  SECTION("--no-speed says so instead of showing task medians as the protocol") {
+    run.speed = nullptr;
+    const std::string card = RenderCardSvg(run);
+    CHECK_THAT(card, Catch::Contains(">speed protocol not run (--no-speed)<"));
+    CHECK(card.find("speed protocol:") == std::string::npos);
+    CHECK_THAT(card, Catch::Contains(">task medians (the suite&#39;s own prompts): "));
+  }
+  SECTION("a failed protocol says it failed") {
+    run.speed = nullptr;
+    run.events.push_back({"2026-11-29T23:40:00Z", "speed", "speed protocol failed: refused"});
+    CHECK_THAT(RenderCardSvg(run),
+               Catch::Contains(">speed protocol failed (the report has the reason)<"));
+  }
+  SECTION("no labels, context or build") {
+    run.info.labels.clear();
+    run.info.server = json::object();
+    CHECK_THAT(RenderCardSvg(run),
+               Catch::Contains(">no labels, context or server build reported<"));
+  }
 }
 
 TEST_CASE("run report: html is self-contained with its charts inline", "[report]") {
@@ -519,7 +575,12 @@ TEST_CASE("run report: html is self-contained with its charts inline", "[report]
   CHECK_THAT(svg, Catch::Contains(">2× NVIDIA GeForce RTX 3090 (client host) · llama.cpp b6000<"));
   CHECK_THAT(svg, Catch::Contains(
                       ">49.6</tspan><tspan font-size=\"15\"> / 100 overall · 95% CI 12.2–87.0<"));
-  CHECK_THAT(svg, Catch::Contains(">decode 45.0 t/s · prefill 4000 t/s · TTFT 150 ms"));
+  // The protocol leads: pp512 210 ms -> 2438 t/s (2560.0, 2438.1, 2327.3: stddev 116.4);
+  // tg128 92.7 t/s median; no concurrency test. The task medians follow, named as such.
+  CHECK_THAT(svg, Catch::Contains(">speed protocol: pp512 2438 ± 116 t/s · tg128 92.7 ± 6.8 t/s<"));
+  CHECK_THAT(svg, Catch::Contains(
+                      ">task medians (the suite&#39;s own prompts): decode 45.0 t/s · prefill "
+                      "4000 t/s · TTFT 150 ms<"));
   CHECK_THAT(svg, Catch::Contains(">coverage: 6 scored of 10 planned · 1 skipped · 1 env error"));
   CHECK_THAT(svg, Catch::Contains(">result hash: —<"));
 }

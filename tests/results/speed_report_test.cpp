@@ -452,7 +452,7 @@ TEST_CASE("speed report: absent figures are —, empty and null", "[results]") {
 
   const std::string md = RenderSpeed(result, SpeedFormat::kMarkdown);
   CHECK(MdRow(md, "c4-same") ==
-        std::vector<std::string>{"c4-same", "128", "64", "4", "—", "—", "—", "—", "—", "4"});
+        std::vector<std::string>{"c4-same", "128", "64", "4", "—", "—", "—", "—", "—", "—", "4"});
   CHECK(md.find("- c4-same: 4 of 4 requests failed\n") != std::string::npos);
   CHECK(md.find("- c4-same: http_error: connection refused\n") != std::string::npos);
 

@@ -174,6 +174,67 @@ TEST_CASE("speed: a server that ignores ignore_eos is named in the notes", "[spe
         "ignore_eos; decode figures cover the tokens it sent");
 }
 
+TEST_CASE("speed: a prompt-cache hit is shown as a cache hit, not as a prefill rate", "[speed]") {
+  MockConfig m;
+  m.ttft_ms = 5;
+  m.prefill_tps = 2000;  // 64 prompt tokens: 32 ms of prefill when not cached
+  m.decode_tps = 0;
+  m.prompt_cache = true;
+  MockServer mock(m);
+  mock.Start();
+  SpeedConfig c = Config(mock);
+  c.prompt_lengths = {16};
+  c.gen_tokens = 4;
+  c.repetitions = 3;
+  c.concurrency = {1};
+  c.short_prompt_tokens = 64;
+  const SpeedResult r = RunSpeed(c, Quiet);
+  // c1-same sends one prompt three times: the first fills the cache, the next two hit it.
+  const SpeedTest& same = Find(r, "c1-same");
+  CHECK(same.cache_hits == 2);
+  CHECK(same.metrics.at("prefill_tps").count == 1);
+  CHECK(same.records[1].timings.prompt_n == 1);
+  REQUIRE_FALSE(same.notes.empty());
+  CHECK(same.notes[0] ==
+        "2 of 3 requests were prompt-cache hits (cached 62 of 63 prompt tokens, median): the "
+        "server did not process their prompts, so they have no prefill rate");
+  const SpeedTest& distinct = Find(r, "c1-distinct");
+  CHECK(distinct.cache_hits == 0);
+  CHECK(distinct.metrics.at("prefill_tps").count == 3);
+}
+
+TEST_CASE("speed: more concurrent requests than the server's slots are marked as queueing",
+          "[speed]") {
+  MockConfig m;
+  m.ttft_ms = 20;
+  m.decode_tps = 200;  // 8 tokens: 20 + 35 ms a request, one at a time
+  m.slots = 1;
+  MockServer mock(m);
+  mock.Start();
+  SpeedConfig c = Config(mock);
+  c.prompt_lengths = {16};
+  c.gen_tokens = 8;
+  c.repetitions = 1;
+  c.concurrency = {1, 4};
+  c.prompts = PromptsMode::kDistinct;
+  const SpeedResult r = RunSpeed(c, Quiet);
+  CHECK(r.server.value("slots", 0) == 1);  // read from /props
+  const SpeedTest& c4 = Find(r, "c4-distinct");
+  CHECK(c4.ttft_includes_queue);
+  REQUIRE(c4.notes.size() == 1);
+  CHECK(c4.notes[0] ==
+        "TTFT includes waiting for a slot: 4 concurrent requests on a server with 1 slot; queue "
+        "ms (TTFT less the server's own prompt time) shows the wait; no prefill rate is shown for "
+        "it");
+  // The four wait 0, 55, 110 and 165 ms for the slot: the median is about 82 ms.
+  CHECK(c4.metrics.at("queue_ms").median > 50);
+  CHECK(c4.metrics.at("queue_ms").min < 20);
+  const SpeedTest& c1 = Find(r, "c1-distinct");
+  CHECK_FALSE(c1.ttft_includes_queue);
+  CHECK(c1.notes.empty());
+  CHECK(c1.metrics.at("queue_ms").median < 15);
+}
+
 TEST_CASE("speed: a prompt cut by the server is flagged", "[speed]") {
   MockConfig m;
   m.ttft_ms = 1;

@@ -275,6 +275,42 @@ TEST_CASE("compare: bundles compare like the runs they were exported from", "[ru
   CHECK(mixed["overall"] == from_ids["overall"]);
 }
 
+TEST_CASE("compare: runs in two databases compare without exporting (DB:RUN_ID, --db-b)",
+          "[runner][compare]") {
+  SmokeRuns& runs = Runs();
+  // Another machine's night: its own database, every task correct (as B in runs.db).
+  const std::string other_db = runs.dir.File("machine2.db");
+  MockServer correct(FastMock(AllCorrectAnswers()));
+  correct.Start();
+  const std::string other = SmokeRun(correct, other_db, runs.dir);
+  const json same_db = CompareJson({runs.a, runs.b, "--db", runs.db}, runs.dir);
+  const json prefixed = CompareJson({runs.a, other_db + ":" + other, "--db", runs.db}, runs.dir);
+  CHECK(prefixed["shared_tasks"] == 26);
+  CHECK(prefixed["overall"]["score_b"] == same_db["overall"]["score_b"]);
+  CHECK(prefixed["mcnemar"] == same_db["mcnemar"]);
+  const json flag = CompareJson({runs.a, other, "--db", runs.db, "--db-b", other_db}, runs.dir);
+  CHECK(flag["overall"] == prefixed["overall"]);
+  // Both sides prefixed, the default database never opened.
+  const json both = CompareJson({runs.db + ":" + runs.a, other_db + ":" + other, "--db",
+                                 runs.dir.File("absent.db")},
+                                runs.dir);
+  CHECK(both["overall"] == prefixed["overall"]);
+
+  SECTION("a prefixed database that is not there, or a run not in it, is named") {
+    const std::string missing = runs.dir.File("nowhere.db");
+    const Result r = Evalrun({"compare", runs.a, missing + ":" + other, "--db", runs.db}, runs.dir);
+    CHECK(r.code == 2);
+    CHECK(r.err == "evalrun: error: '" + missing + ":" + other +
+                       "' is neither a bundle file nor a run id in " + missing + " (" + missing +
+                       ": no results database here; --db, --db-b or DB:RUN_ID names another)\n");
+    const Result wrong = Evalrun({"compare", runs.a, other_db + ":" + runs.b, "--db", runs.db},
+                                 runs.dir);
+    CHECK(wrong.code == 2);
+    CHECK_THAT(wrong.err,
+               Catch::StartsWith("evalrun: error: " + other_db + ": no run '" + runs.b + "'"));
+  }
+}
+
 TEST_CASE("compare: errors name the problem and exit 2", "[runner][compare]") {
   SmokeRuns& runs = Runs();
   SECTION("an unknown run id") {
@@ -295,7 +331,8 @@ TEST_CASE("compare: errors name the problem and exit 2", "[runner][compare]") {
     const Result r = Evalrun({"compare", "r1", "r2", "--db", missing}, runs.dir);
     CHECK(r.code == 2);
     CHECK(r.err == "evalrun: error: 'r1' is neither a bundle file nor a run id in " + missing +
-                       " (" + missing + ": no results database here; --db names another)\n");
+                       " (" + missing +
+                       ": no results database here; --db, --db-b or DB:RUN_ID names another)\n");
   }
   SECTION("an unreadable bundle") {
     const std::string missing = runs.dir.File("missing.evalrun.json");

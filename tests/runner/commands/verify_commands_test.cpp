@@ -209,6 +209,7 @@ TEST_CASE("verify: a fresh export of a pinned run verifies, and each edit fails 
   CHECK_THAT(fresh.out, Catch::Contains("tasks: ok (12 planned, 12 records; 12 with task data"));
   CHECK_THAT(fresh.out, Catch::Contains("grades: ok (12 of 12 grades rechecked, all equal)"));
   CHECK_THAT(fresh.out, Catch::Contains("figures: ok ("));
+  CHECK(original["metrics_version"] == 2);
   CHECK_THAT(fresh.out, Catch::Contains("suite: ok (all 12 planned task hashes match commit " +
                                         repo.first.substr(0, 12)));
   CHECK_THAT(fresh.out, Catch::Contains("pinned: ok (suite "));
@@ -279,6 +280,11 @@ TEST_CASE("verify: a fresh export of a pinned run verifies, and each edit fails 
        {"hash: FAILED", "tasks: FAILED",
         "task '" + pass_id + "': its stored task data hashes to", "suite: FAILED",
         "task '" + pass_id + "': the bundle records eeeeeeeeeeeeeeee, commit"}},
+      {"the metric definitions' version (a result of an evalrun before issue 18's prefill rules)",
+       [&](json& d) { d.erase("metrics_version"); },
+       {"hash: FAILED", "grades: ok",
+        "figures: not checked (computed with metric definitions 1; this evalrun has 2 "
+        "(docs/metrics.md))"}},
       {"a label",
        [&](json& d) { d["run"]["labels"]["quant"] = "FP16"; },
        {"hash: FAILED", "changed: run.labels", "tasks: ok", "grades: ok", "figures: ok",
