@@ -41,6 +41,19 @@
 
 namespace evalrun {
 
+// How each streamed text event's JSON is laid out: the same fields a real server sends, in its
+// order, so that the client's per-event cost is measured on realistic bytes.
+enum class MockChunkLayout {
+  kEvalrun,   // {"id","object","created","model","system_fingerprint","choices":[{"index",
+              // "delta","finish_reason"}]}: short, the mock's own
+  kLlamaCpp,  // llama.cpp b4748 (tests/fixtures/sse/llamacpp-b4748-chat-stream.http): "choices"
+              // first, then "created","id","model","system_fingerprint","object"
+  kOpenAI,    // OpenAI's chat.completion.chunk: "service_tier", "system_fingerprint", choices
+              // with "logprobs":null, "usage":null and "obfuscation" padding
+  kSglang,    // SGLang: delta with "role":null and "tool_calls":null, "logprobs",
+              // "matched_stop", "usage":null
+};
+
 enum class MockUsageStyle {
   kSeparateChunk,  // OpenAI/vLLM: a final chunk with "choices": [] carrying usage (only when the
                    // request asked for stream_options.include_usage)
@@ -111,7 +124,11 @@ struct MockConfig {
   // usage.prompt_tokens_details.cached_tokens, report it, and only one token's prefill is paid.
   // A request with "cache_prompt": false neither uses nor feeds the cache.
   bool prompt_cache = false;
+  // > 0: SO_SNDBUF of every connection, in bytes (a server whose socket buffers are small, so
+  // that writes block early; the kernel may round it).
+  int send_buffer = 0;
   MockUsageStyle usage = MockUsageStyle::kSeparateChunk;
+  MockChunkLayout chunk_layout = MockChunkLayout::kEvalrun;
   MockFault fault = MockFault::kNone;
   std::vector<int64_t> fault_on;     // 1-based chat-completion request numbers that get the
                                      // fault, in arrival order; empty: every request

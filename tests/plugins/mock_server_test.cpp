@@ -164,9 +164,12 @@ class ResponseParser {
 // test instead of hanging it).
 class TestClient {
  public:
-  explicit TestClient(int port, bool keep = true) : parser_(keep) {
+  explicit TestClient(int port, bool keep = true, int receive_buffer = 0) : parser_(keep) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(fd_ >= 0);
+    if (receive_buffer > 0) {  // before connect, so the window is small from the start
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -609,6 +612,29 @@ TEST_CASE("mock_server: a non-streamed completion", "[mock_server]") {
   CHECK(doc["usage"]["completion_tokens"] == 8);
   CHECK(doc["usage"]["prompt_tokens"] == 10);
   CHECK(doc["timings"]["predicted_n"] == 8);
+}
+
+TEST_CASE("mock_server: the request after an unpaced stream whose end could not be sent at "
+          "once is answered", "[mock_server]") {
+  // Small socket buffers on both ends and a client that reads nothing for a while: the first
+  // answer (about 170 KB) is formatted whole while its last bytes cannot go out. The second
+  // request (sent with the first) must be answered once they drain; it once waited forever.
+  MockConfig config = FastConfig();
+  config.send_buffer = 4096;
+  MockServer server(config);
+  server.Start();
+  TestClient client(server.port(), true, 8192);
+  json long_body = ChatBody(true, 1000);
+  long_body["ignore_eos"] = true;
+  client.Send(Chat(long_body) + Chat(ChatBody(true)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const Stream first = Decode(client.Read());  // bounded by the client's 10 s receive timeout
+  CHECK(first.done);
+  CHECK(first.text_tokens.size() == 1000);
+  const Stream second = Decode(client.Read());
+  CHECK(second.done);
+  CHECK(second.text_tokens.size() == 10);
+  CHECK_FALSE(client.closed());
 }
 
 TEST_CASE("mock_server: keep-alive serves many requests on one connection", "[mock_server]") {
