@@ -11,6 +11,11 @@
 namespace evalrun {
 
 std::optional<std::string> WriteFileAtomically(const std::string& path, std::string_view text) {
+  return WriteFileAtomically(path, [text](const TextSink& sink) { sink(text); });
+}
+
+std::optional<std::string> WriteFileAtomically(const std::string& path,
+                                               const std::function<void(const TextSink&)>& produce) {
   static std::atomic<int> counter{0};
   const std::string temp = path + ".tmp-" + std::to_string(getpid()) + "-" +
                            std::to_string(counter.fetch_add(1));
@@ -26,15 +31,26 @@ std::optional<std::string> WriteFileAtomically(const std::string& path, std::str
     return std::string(std::strerror(error));
   };
   if (mode != 0644) fchmod(fd, mode);  // open() applied the umask
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(errno);
+  int write_error = 0;
+  const auto write_all = [&](std::string_view text) {
+    size_t done = 0;
+    while (write_error == 0 && done < text.size()) {
+      const ssize_t n = write(fd, text.data() + done, text.size() - done);
+      if (n < 0) {
+        if (errno != EINTR) write_error = errno;
+        continue;
+      }
+      done += static_cast<size_t>(n);
     }
-    done += static_cast<size_t>(n);
+  };
+  try {
+    produce(write_all);
+  } catch (...) {  // nothing half-made is left behind
+    close(fd);
+    unlink(temp.c_str());
+    throw;
   }
+  if (write_error != 0) return fail(write_error);
   if (fsync(fd) != 0) return fail(errno);
   if (close(fd) != 0) {
     const int error = errno;

@@ -73,7 +73,8 @@ void SummarizeTest(SpeedTest& test) {
   }
 }
 
-nlohmann::json RecordToJson(const RequestRecord& r, TimePoint round_start, bool with_text) {
+nlohmann::json RecordToJson(const RequestRecord& r, TimePoint round_start, bool with_text,
+                            bool with_event_times) {
   nlohmann::json j = {
       {"label", r.label},
       {"outcome", OutcomeName(r.outcome)},
@@ -91,8 +92,8 @@ nlohmann::json RecordToJson(const RequestRecord& r, TimePoint round_start, bool 
       {"first_content_ns", r.first_content_ns},
       {"last_ns", r.last_ns},
       {"end_ns", r.end_ns},
-      {"text_event_ns", r.text_event_ns},
   };
+  if (with_event_times) j["text_event_ns"] = r.text_event_ns;
   if (!r.ok()) j["error"] = r.error_message;
   if (!r.usage.raw.is_null()) j["usage"] = r.usage.raw;
   if (!r.timings.raw_timings.is_null()) j["timings"] = r.timings.raw_timings;

@@ -65,7 +65,10 @@ struct SpeedResult {
 void SummarizeTest(SpeedTest& test);
 
 // A request record as JSON (timestamps in ns since t_send; `send_offset_ns` relative to
-// `round_start`). Text is included only when `with_text`.
-nlohmann::json RecordToJson(const RequestRecord& record, TimePoint round_start, bool with_text);
+// `round_start`). Text is included only when `with_text`; the text events' times
+// ("text_event_ns", one number per event) unless `with_event_times` is false (a streaming
+// writer then appends them itself).
+nlohmann::json RecordToJson(const RequestRecord& record, TimePoint round_start, bool with_text,
+                            bool with_event_times = true);
 
 }  // namespace evalrun

@@ -22,6 +22,7 @@ double Percentile(const std::vector<double>& sorted, double q);
 Summary Summarize(std::vector<double> samples);
 
 // {"count":..,"mean":..,"median":..,"min":..,"max":..,"p90":..,"p99":..,"stddev":..,"samples":[..]}
-nlohmann::json ToJson(const Summary& summary);
+// Without "samples" when `with_samples` is false (a streaming writer appends them itself).
+nlohmann::json ToJson(const Summary& summary, bool with_samples = true);
 
 }  // namespace evalrun

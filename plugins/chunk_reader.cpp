@@ -87,6 +87,22 @@ int Utf8SequenceLength(std::string_view text, size_t pos) {
   return length;
 }
 
+// Whether none of the eight bytes at `p` ends a plain run inside a string: no '"', no '\\', no
+// control character (< 0x20), no non-ASCII byte. Word-at-a-time ("SWAR") tests: each has false
+// positives only (a byte next to a match may look like one too), which the byte loop then sorts
+// out, never false negatives.
+bool EightPlain(const char* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = 0x8080808080808080ULL;
+  uint64_t x;
+  std::memcpy(&x, p, sizeof x);
+  const uint64_t quote = x ^ (kOnes * '"');
+  const uint64_t backslash = x ^ (kOnes * '\\');
+  const uint64_t stop = ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) |
+                        ((x - kOnes * 0x20) & ~x) | x;
+  return (stop & kHighs) == 0;
+}
+
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -95,19 +111,45 @@ int HexValue(char c) {
 }
 
 // Where the decoded text of a string goes.
+// AppendRun gets runs of the event's own text, Append decoded bytes (escapes), which may live in
+// a local buffer.
 struct DiscardSink {  // the string is only validated
+  void AppendRun(const char*, size_t) {}
   void Append(const char*, size_t) {}
 };
 
 struct StringSink {
   std::string* out;
+  void AppendRun(const char* bytes, size_t n) { out->append(bytes, n); }
   void Append(const char* bytes, size_t n) { out->append(bytes, n); }
 };
 
-// Object keys. The keys looked for are at most 18 bytes; a longer key matches none of them.
+// Object keys. A key without escapes (every key a server sends) is a view into the event, never
+// copied; an escaped one is decoded into a small buffer (the keys looked for are at most 18
+// bytes; a longer escaped key matches none of them).
 class KeySink {
  public:
-  void Append(const char* bytes, size_t n) {
+  void AppendRun(const char* bytes, size_t n) {
+    if (pieces_ == 0) {  // so far the key is this run of the event's text
+      view_ = std::string_view(bytes, n);
+      pieces_ = 1;
+      return;
+    }
+    Append(bytes, n);
+  }
+  void Append(const char* bytes, size_t n) {  // from here on the key is copied
+    if (pieces_ == 1) Copy(view_.data(), view_.size());
+    pieces_ = 2;
+    Copy(bytes, n);
+  }
+  // A long escaped key becomes a string no JSON key we look for can equal.
+  std::string_view Text() const {
+    if (pieces_ < 2) return view_;
+    return overflow_ ? std::string_view("\x01") : std::string_view(buffer_, size_);
+  }
+
+ private:
+  void Copy(const char* bytes, size_t n) {
     if (n > sizeof(buffer_) - size_) {
       overflow_ = true;
       return;
@@ -115,12 +157,9 @@ class KeySink {
     std::memcpy(buffer_ + size_, bytes, n);
     size_ += n;
   }
-  // A long key becomes a string no JSON key we look for can equal.
-  std::string_view Text() const {
-    return overflow_ ? std::string_view("\x01") : std::string_view(buffer_, size_);
-  }
 
- private:
+  std::string_view view_;
+  int pieces_ = 0;
   char buffer_[24];
   size_t size_ = 0;
   bool overflow_ = false;
@@ -410,6 +449,8 @@ class ChunkScanner {
     ++pos_;
     size_t run = pos_;  // start of the bytes not yet given to the sink
     for (;;) {
+      // Eight plain bytes at a time, then byte by byte up to the byte that needs a look.
+      while (pos_ + 8 <= text_.size() && EightPlain(text_.data() + pos_)) pos_ += 8;
       while (pos_ < text_.size() &&
              kStringClass[static_cast<unsigned char>(text_[pos_])] == kPlain) {
         ++pos_;
@@ -417,11 +458,11 @@ class ChunkScanner {
       if (pos_ >= text_.size()) return Fail(open, "unterminated string");
       switch (kStringClass[static_cast<unsigned char>(text_[pos_])]) {
         case kQuote:
-          sink.Append(text_.data() + run, pos_ - run);
+          sink.AppendRun(text_.data() + run, pos_ - run);
           ++pos_;
           return true;
         case kBackslash:
-          sink.Append(text_.data() + run, pos_ - run);
+          sink.AppendRun(text_.data() + run, pos_ - run);
           if (!ScanEscape(sink, open)) return false;
           run = pos_;
           break;

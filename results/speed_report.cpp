@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -632,26 +634,30 @@ std::string RenderJsonl(const SpeedResult& result) {
 
 // ---- json ----------------------------------------------------------------------------------
 
-json TestToJson(const SpeedTest& test) {
-  json metrics = json::object();
-  for (const auto& [name, summary] : test.metrics) metrics[name] = ToJson(summary);
-
-  // Send offsets are relative to the round's first send, so concurrent requests line up.
+// Send offsets are relative to the round's first send, so concurrent requests line up.
+std::map<int, TimePoint> RoundStarts(const SpeedTest& test) {
   std::map<int, TimePoint> round_start;
   for (size_t i = 0; i < test.records.size() && i < test.record_round.size(); ++i) {
     const auto [it, inserted] = round_start.emplace(test.record_round[i], test.records[i].t_send);
     if (!inserted) it->second = std::min(it->second, test.records[i].t_send);
   }
-  json records = json::array();
-  for (size_t i = 0; i < test.records.size(); ++i) {
-    const RequestRecord& record = test.records[i];
-    const bool has_round = i < test.record_round.size();
-    json j =
-        RecordToJson(record, has_round ? round_start[test.record_round[i]] : record.t_send, false);
-    j["round"] = has_round ? json(test.record_round[i]) : json(nullptr);
-    records.push_back(std::move(j));
-  }
+  return round_start;
+}
 
+// Record i of a test as JSON, with its "round"; without its text events' times when
+// `with_event_times` is false.
+json TestRecordJson(const SpeedTest& test, size_t i, std::map<int, TimePoint>& round_start,
+                    bool with_event_times) {
+  const RequestRecord& record = test.records[i];
+  const bool has_round = i < test.record_round.size();
+  json j = RecordToJson(record, has_round ? round_start[test.record_round[i]] : record.t_send,
+                        false, with_event_times);
+  j["round"] = has_round ? json(test.record_round[i]) : json(nullptr);
+  return j;
+}
+
+// Everything of a test but its metrics and records.
+json TestHeadJson(const SpeedTest& test) {
   return {
       {"name", test.name},
       {"kind", test.kind},
@@ -667,9 +673,138 @@ json TestToJson(const SpeedTest& test) {
       {"cache_hits", test.cache_hits},
       {"ttft_includes_queue", test.ttft_includes_queue},
       {"notes", test.notes},
-      {"metrics", std::move(metrics)},
-      {"records", std::move(records)},
   };
+}
+
+json TestToJson(const SpeedTest& test) {
+  json metrics = json::object();
+  for (const auto& [name, summary] : test.metrics) metrics[name] = ToJson(summary);
+  std::map<int, TimePoint> round_start = RoundStarts(test);
+  json records = json::array();
+  for (size_t i = 0; i < test.records.size(); ++i) {
+    records.push_back(TestRecordJson(test, i, round_start, true));
+  }
+  json j = TestHeadJson(test);
+  j["metrics"] = std::move(metrics);
+  j["records"] = std::move(records);
+  return j;
+}
+
+// Everything of the result but its tests.
+json SpeedHeadJson(const SpeedResult& result) {
+  return {
+      {"schema_version", kSpeedSchemaVersion},
+      {"kind", "evalrun.speed"},
+      {"metrics_version", kMetricsVersion},
+      {"evalrun_version", result.evalrun_version},
+      {"started_at", result.started_at},
+      {"duration_s", result.duration_s},
+      {"endpoint", result.endpoint},
+      {"preset", result.preset},
+      {"server", result.server},
+      {"settings", result.settings},
+      {"calibration", result.calibration},
+      {"labels", result.labels},
+      {"environment", result.environment},
+      {"errors", result.errors()},
+  };
+}
+
+// Output in 64 KB pieces: the per-event numbers are formatted into one buffer, never into a
+// string per number.
+class JsonStream {
+ public:
+  explicit JsonStream(const std::function<void(std::string_view)>& sink) : sink_(sink) {
+    buffer_.reserve(kPiece + 512);
+  }
+  ~JsonStream() { Flush(); }
+  JsonStream(const JsonStream&) = delete;
+  JsonStream& operator=(const JsonStream&) = delete;
+
+  void Put(std::string_view text) {
+    buffer_ += text;
+    if (buffer_.size() >= kPiece) Flush();
+  }
+  // A small object without its closing brace, so members can follow (`object` is non-empty).
+  void Open(const json& object) {
+    std::string text = DumpJson(object, -1);
+    text.pop_back();
+    Put(text);
+  }
+  void Numbers(const std::vector<int64_t>& values) {
+    Put("[");
+    char number[32];
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i > 0) buffer_ += ',';
+      buffer_.append(number, std::to_chars(number, number + sizeof number, values[i]).ptr);
+      if (buffer_.size() >= kPiece) Flush();
+    }
+    Put("]");
+  }
+  // As nlohmann writes doubles: the shortest text that reads back the same, ".0" on integral
+  // values (so they read back as floating point), null for what JSON cannot hold.
+  void Numbers(const std::vector<double>& values) {
+    Put("[");
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i > 0) buffer_ += ',';
+      AppendDouble(values[i]);
+      if (buffer_.size() >= kPiece) Flush();
+    }
+    Put("]");
+  }
+  void Flush() {
+    if (buffer_.empty()) return;
+    sink_(buffer_);
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr size_t kPiece = 64 * 1024;
+
+  void AppendDouble(double v) {
+    if (!std::isfinite(v)) {
+      buffer_ += "null";
+      return;
+    }
+    char number[40];
+    char* end = std::to_chars(number, number + sizeof number, v).ptr;
+    const std::string_view text(number, static_cast<size_t>(end - number));
+    buffer_ += text;
+    if (text.find_first_of(".eE") == std::string_view::npos) buffer_ += ".0";
+  }
+
+  const std::function<void(std::string_view)>& sink_;
+  std::string buffer_;
+};
+
+void WriteSummary(JsonStream& out, const Summary& s) {
+  out.Open(ToJson(s, false));
+  out.Put(",\"samples\":");
+  out.Numbers(s.samples);
+  out.Put("}");
+}
+
+void WriteTest(JsonStream& out, const SpeedTest& test) {
+  out.Open(TestHeadJson(test));
+  out.Put(",\"metrics\":{");
+  bool first = true;
+  for (const auto& [name, summary] : test.metrics) {
+    out.Put(first ? "\n" : ",\n");
+    first = false;
+    out.Put(DumpJson(json(name), -1));
+    out.Put(":");
+    WriteSummary(out, summary);
+  }
+  out.Put("},\"records\":[");
+  std::map<int, TimePoint> round_start = RoundStarts(test);
+  for (size_t i = 0; i < test.records.size(); ++i) {
+    out.Put(i == 0 ? "\n" : ",\n");
+    out.Open(TestRecordJson(test, i, round_start, false));
+    out.Put(",\"text_event_ns\":");
+    out.Numbers(test.records[i].text_event_ns);
+    out.Put("}");
+  }
+  out.Put("]}");
 }
 
 }  // namespace
@@ -691,23 +826,26 @@ std::vector<std::string_view> SpeedFormatNames() {
 json SpeedResultToJson(const SpeedResult& result) {
   json tests = json::array();
   for (const auto& test : result.tests) tests.push_back(TestToJson(test));
-  return {
-      {"schema_version", kSpeedSchemaVersion},
-      {"kind", "evalrun.speed"},
-      {"metrics_version", kMetricsVersion},
-      {"evalrun_version", result.evalrun_version},
-      {"started_at", result.started_at},
-      {"duration_s", result.duration_s},
-      {"endpoint", result.endpoint},
-      {"preset", result.preset},
-      {"server", result.server},
-      {"settings", result.settings},
-      {"calibration", result.calibration},
-      {"labels", result.labels},
-      {"environment", result.environment},
-      {"errors", result.errors()},
-      {"tests", std::move(tests)},
-  };
+  json j = SpeedHeadJson(result);
+  j["tests"] = std::move(tests);
+  return j;
+}
+
+void WriteSpeedJson(const SpeedResult& result, const std::function<void(std::string_view)>& sink) {
+  JsonStream out(sink);
+  out.Open(SpeedHeadJson(result));
+  out.Put(",\"tests\":[");
+  for (size_t i = 0; i < result.tests.size(); ++i) {
+    out.Put(i == 0 ? "\n" : ",\n");
+    WriteTest(out, result.tests[i]);
+  }
+  out.Put("]}\n");
+}
+
+void WriteSpeed(const SpeedResult& result, SpeedFormat format,
+                const std::function<void(std::string_view)>& sink) {
+  if (format == SpeedFormat::kJson) return WriteSpeedJson(result, sink);
+  sink(RenderSpeed(result, format));
 }
 
 std::string DumpJson(const nlohmann::json& json, int indent) {

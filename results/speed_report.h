@@ -3,6 +3,7 @@
 // render the same numbers: json is the full record (schema_version, environment, per-test
 // summaries with raw samples, per-request records); md fits a forum post; csv and jsonl have one
 // row per test with the summary figures flattened as <metric>_<stat>.
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,15 @@ std::vector<std::string_view> SpeedFormatNames();
 // "round" (SpeedTest::record_round; null when the record has none), and its send_offset_ns is
 // relative to the earliest t_send of that round. Never throws on odd input.
 nlohmann::json SpeedResultToJson(const SpeedResult& result);
+// SpeedResultToJson's document written piece by piece to `sink`, never held whole: the
+// per-event arrays (text_event_ns, itl_ms samples) are written number by number, so a
+// 200,000-token request costs its samples, not a DOM of them. One line per test header, per
+// metric and per record; parsing it gives exactly SpeedResultToJson(result).
+void WriteSpeedJson(const SpeedResult& result, const std::function<void(std::string_view)>& sink);
+// RenderSpeed, written to `sink` (json streamed by WriteSpeedJson, the others at once).
+void WriteSpeed(const SpeedResult& result, SpeedFormat format,
+                const std::function<void(std::string_view)>& sink);
+
 // The result in `format`, ending with a newline. md picks the llama-bench or uni-bench layout
 // when result.preset names it and every test is of a kind that layout shows; otherwise the
 // generic table. Never throws on invalid UTF-8 from a server (it is replaced with U+FFFD).

@@ -271,7 +271,24 @@ int RunSpeedCommand(const CLI::App& sub, SpeedOptions& o) {
     if (!o.quiet) std::cerr << "evalrun: " << line << std::endl;
   };
   const SpeedResult result = RunSpeed(c, log, &g_stop);
-  WriteOutput(o.out, RenderSpeed(result, *format));
+  // Streamed (-o json writes its per-event arrays number by number): the result is never held
+  // twice over, as a document and as text.
+  const auto to_stdout = [](std::string_view piece) {
+    std::cout.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+  };
+  if (o.out.empty()) {
+    WriteSpeed(result, *format, to_stdout);
+    std::cout << std::flush;
+  } else if (const auto failure = WriteFileAtomically(o.out, [&](const TextSink& sink) {
+               WriteSpeed(result, *format, sink);
+             })) {
+    // Keep the measurement: print it rather than lose it.
+    WriteSpeed(result, *format, to_stdout);
+    std::cout << std::flush;
+    throw Error("--out " + o.out + ": writing failed (" + *failure +
+                    "); the result was printed instead",
+                ExitCode::kSomeFailed);
+  }
   if (!o.out.empty() && !o.quiet) std::cerr << "evalrun: wrote " << o.out << std::endl;
   if (!o.db.empty()) {
     const std::string id = StoreSpeedRun(o.db, result, g_stop.load());
@@ -530,6 +547,7 @@ int RunReportCommand(const RunsOptions& o) {
 struct MockOptions {
   MockConfig config;
   std::string usage = "separate";
+  std::string chunks = "evalrun";
   std::string fault = "none";
   bool ignore_ignore_eos = false;
   bool no_timings = false;
@@ -557,6 +575,9 @@ void AddMock(CLI::App& app, MockOptions& o) {
   m->add_flag("--ignore-ignore-eos", o.ignore_ignore_eos,
               "imitate a server that does not honour ignore_eos");
   m->add_option("--usage", o.usage, "separate (default) | last | none");
+  m->add_option("--chunk-layout", o.chunks,
+                "streamed events laid out as evalrun (default, short) | llama.cpp | openai | "
+                "sglang send them");
   m->add_flag("--no-timings", o.no_timings, "leave out llama.cpp-style timings");
   m->add_option("--slots", c.slots,
                 "as a llama.cpp server with N slots: at most N requests processed at once, the "
@@ -612,6 +633,11 @@ int RunMockCommand(const CLI::App& sub, MockOptions& o) {
   else if (o.usage == "last") c.usage = MockUsageStyle::kLastChunk;
   else if (o.usage == "none") c.usage = MockUsageStyle::kNone;
   else throw Error("--usage '" + o.usage + "': expected separate, last or none");
+  if (o.chunks == "evalrun") c.chunk_layout = MockChunkLayout::kEvalrun;
+  else if (o.chunks == "llama.cpp") c.chunk_layout = MockChunkLayout::kLlamaCpp;
+  else if (o.chunks == "openai") c.chunk_layout = MockChunkLayout::kOpenAI;
+  else if (o.chunks == "sglang") c.chunk_layout = MockChunkLayout::kSglang;
+  else throw Error("--chunk-layout '" + o.chunks + "': expected evalrun, llama.cpp, openai or sglang");
   if (o.fault == "none") c.fault = MockFault::kNone;
   else if (o.fault == "500") c.fault = MockFault::kHttp500;
   else if (o.fault == "400") c.fault = MockFault::kHttp400;

@@ -86,7 +86,7 @@ TEST_CASE("metrics: llama.cpp timings give server figures and draft acceptance",
   CHECK(*m.draft_acceptance == 0.75);
 }
 
-TEST_CASE("metrics: prefill counts what the server processed; a cache hit has no prefill rate",
+TEST_CASE("metrics: prefill counts what the server processed, a cache hit has no prefill rate",
           "[metrics]") {
   RequestRecord r = StreamRecord();  // 520 prompt tokens, 8 cached (usage), TTFT 200 ms
   SECTION("usage's cached_tokens, when that is all the server says") {

@@ -1,9 +1,13 @@
 #include "core/stats.h"
 
+#include <algorithm>
+#include <random>
+
 #include "tests/support/catch.h"
 
 using evalrun::Percentile;
 using evalrun::Summarize;
+using evalrun::Summary;
 
 TEST_CASE("stats: percentiles interpolate linearly between closest ranks", "[stats]") {
   const std::vector<double> sorted = {10, 20, 30, 40, 50};
@@ -37,4 +41,25 @@ TEST_CASE("stats: an empty summary is all zeros", "[stats]") {
   CHECK(s.count == 0);
   CHECK(s.mean == 0);
   CHECK(s.samples.empty());
+}
+
+TEST_CASE("stats: order statistics without a sort equal the sorted percentiles, bit for bit",
+          "[stats]") {
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> value(-1e3, 1e6);
+  for (size_t n : {1, 2, 3, 10, 101, 1000, 4097}) {
+    std::vector<double> samples(n);
+    for (double& v : samples) v = value(random);
+    if (n > 3) samples[n / 2] = samples[n / 3];  // ties
+    std::vector<double> sorted = samples;
+    std::sort(sorted.begin(), sorted.end());
+    const Summary s = Summarize(samples);
+    CAPTURE(n);
+    CHECK(s.median == Percentile(sorted, 50));
+    CHECK(s.p90 == Percentile(sorted, 90));
+    CHECK(s.p99 == Percentile(sorted, 99));
+    CHECK(s.min == sorted.front());
+    CHECK(s.max == sorted.back());
+    CHECK(s.samples == samples);  // measurement order kept
+  }
 }

@@ -442,6 +442,42 @@ TEST_CASE("speed report: json carries the record, versioned", "[results]") {
   CHECK_FALSE(c2["records"][0].contains("content"));
 }
 
+TEST_CASE("speed report: the streamed json is the document, piece by piece", "[results]") {
+  for (SpeedResult result : {GenericResult(), LlamaBenchResult(), UniBenchResult()}) {
+    // Odd doubles too: integral (must read back as floating point), tiny, huge.
+    result.tests[0].metrics["ttft_ms"].samples = {2.0, 1e-7, 1.5e300, 0.1};
+    std::string text;
+    size_t pieces = 0;
+    WriteSpeedJson(result, [&](std::string_view piece) {
+      text += piece;
+      ++pieces;
+    });
+    const json streamed = json::parse(text);
+    const json document = SpeedResultToJson(result);
+    CHECK(streamed == document);
+    CHECK(streamed.dump() == document.dump());  // the same types too: 2.0 stays a float
+    CHECK(pieces >= 1);
+    CHECK(text.back() == '\n');
+    // One line per test, metric and record: a person can still read it.
+    CHECK(std::count(text.begin(), text.end(), '\n') > static_cast<long>(result.tests.size()));
+  }
+  // Large arrays go out in pieces of about 64 KB, not as one string.
+  SpeedResult big = GenericResult();
+  big.tests[1].records[0].text_event_ns.assign(200'000, 123'456'789);
+  size_t largest = 0;
+  size_t total = 0;
+  WriteSpeedJson(big, [&](std::string_view piece) {
+    largest = std::max(largest, piece.size());
+    total += piece.size();
+  });
+  CHECK(total > 2'000'000);
+  CHECK(largest < 80 * 1024);
+  // The other formats come whole, as RenderSpeed gives them.
+  std::string md;
+  WriteSpeed(big, SpeedFormat::kMarkdown, [&](std::string_view piece) { md += piece; });
+  CHECK(md == RenderSpeed(big, SpeedFormat::kMarkdown));
+}
+
 TEST_CASE("speed report: absent figures are —, empty and null", "[results]") {
   SpeedResult result = BaseResult("quick");
   SpeedTest dead = MakeTest("c4-same", "concurrency", "same", 128, 64, 4);
