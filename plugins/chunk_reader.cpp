@@ -1,6 +1,7 @@
 #include "plugins/chunk_reader.h"
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -87,20 +88,21 @@ int Utf8SequenceLength(std::string_view text, size_t pos) {
   return length;
 }
 
-// Whether none of the eight bytes at `p` ends a plain run inside a string: no '"', no '\\', no
-// control character (< 0x20), no non-ASCII byte. Word-at-a-time ("SWAR") tests: each has false
-// positives only (a byte next to a match may look like one too), which the byte loop then sorts
-// out, never false negatives.
-bool EightPlain(const char* p) {
+// How many of the eight bytes at `p` are plain inside a string (8 when all are): the first that
+// is '"', '\\', a control character (< 0x20) or non-ASCII ends the run. Word-at-a-time ("SWAR")
+// tests: a borrow can only flag a byte above a true match, so the lowest flagged byte is always
+// a true one and its index is exact (little-endian; other machines take the byte loop).
+size_t PlainPrefix8(const char* p) {
   constexpr uint64_t kOnes = 0x0101010101010101ULL;
   constexpr uint64_t kHighs = 0x8080808080808080ULL;
   uint64_t x;
   std::memcpy(&x, p, sizeof x);
   const uint64_t quote = x ^ (kOnes * '"');
   const uint64_t backslash = x ^ (kOnes * '\\');
-  const uint64_t stop = ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) |
-                        ((x - kOnes * 0x20) & ~x) | x;
-  return (stop & kHighs) == 0;
+  const uint64_t stop = (((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) |
+                         ((x - kOnes * 0x20) & ~x) | x) &
+                        kHighs;
+  return stop == 0 ? 8 : static_cast<size_t>(__builtin_ctzll(stop)) / 8;
 }
 
 int HexValue(char c) {
@@ -449,8 +451,14 @@ class ChunkScanner {
     ++pos_;
     size_t run = pos_;  // start of the bytes not yet given to the sink
     for (;;) {
-      // Eight plain bytes at a time, then byte by byte up to the byte that needs a look.
-      while (pos_ + 8 <= text_.size() && EightPlain(text_.data() + pos_)) pos_ += 8;
+      // Eight bytes at a time to the first that needs a look; byte by byte near the end.
+      if constexpr (std::endian::native == std::endian::little) {
+        while (pos_ + 8 <= text_.size()) {
+          const size_t plain = PlainPrefix8(text_.data() + pos_);
+          pos_ += plain;
+          if (plain < 8) break;
+        }
+      }
       while (pos_ < text_.size() &&
              kStringClass[static_cast<unsigned char>(text_[pos_])] == kPlain) {
         ++pos_;
