@@ -44,6 +44,7 @@ bool SseParser::Overflowed(Overflow what) {
   overflow_ = what;
   line_.clear();
   data_.clear();
+  data_in_view_ = false;
   json_.clear();
   return true;
 }
@@ -100,6 +101,7 @@ void SseParser::StartStream() {
   bom_matched_ = 0;
   line_.clear();
   data_.clear();
+  data_in_view_ = false;
   type_.clear();
   id_.clear();
   json_.clear();
@@ -149,7 +151,17 @@ void SseParser::FeedUndecided(std::string_view bytes, SseHandler& handler) {
   }
 }
 
+void SseParser::KeepData() {
+  if (!data_in_view_) return;
+  data_.assign(data_view_);
+  data_in_view_ = false;
+}
+
 void SseParser::FeedEvents(std::string_view bytes, SseHandler& handler) {
+  struct KeepOnReturn {  // a data line held as a view must outlive these bytes
+    SseParser& parser;
+    ~KeepOnReturn() { parser.KeepData(); }
+  } keep{*this};
   size_t i = 0;
   while (i < bytes.size()) {
     if (last_was_cr_) {
@@ -170,7 +182,7 @@ void SseParser::FeedEvents(std::string_view bytes, SseHandler& handler) {
       return;
     }
     if (line_.empty()) {
-      ProcessLine(bytes.substr(i, end - i), handler);
+      ProcessLine(bytes.substr(i, end - i), handler, /*in_feed=*/true);
     } else {
       line_.append(bytes.substr(i, end - i));
       ProcessLine(line_, handler);
@@ -182,7 +194,7 @@ void SseParser::FeedEvents(std::string_view bytes, SseHandler& handler) {
   }
 }
 
-void SseParser::ProcessLine(std::string_view line, SseHandler& handler) {
+void SseParser::ProcessLine(std::string_view line, SseHandler& handler, bool in_feed) {
   if (line.empty()) {
     DispatchEvent(handler);
     return;
@@ -196,6 +208,13 @@ void SseParser::ProcessLine(std::string_view line, SseHandler& handler) {
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);  // one space only
   }
   if (field == "data") {
+    if (!has_data_ && in_feed) {  // the usual event, one data line: delivered without a copy
+      data_view_ = value;
+      data_in_view_ = true;
+      has_data_ = true;
+      return;
+    }
+    KeepData();
     if (data_.size() + value.size() + 1 > max_line_) {  // many short data lines in one event
       Overflowed(Overflow::kLine);
       return;
@@ -216,8 +235,9 @@ void SseParser::DispatchEvent(SseHandler& handler) {
     return;
   }
   ++events_emitted_;
-  handler.OnEvent(
-      SseEvent{type_.empty() ? std::string_view("message") : std::string_view(type_), data_, id_});
+  handler.OnEvent(SseEvent{type_.empty() ? std::string_view("message") : std::string_view(type_),
+                           data_in_view_ ? data_view_ : std::string_view(data_), id_});
+  data_in_view_ = false;
   data_.clear();
   type_.clear();
   has_data_ = false;

@@ -64,7 +64,10 @@ class SseParser {
   void StartStream();
   void FeedUndecided(std::string_view bytes, SseHandler& handler);
   void FeedEvents(std::string_view bytes, SseHandler& handler);
-  void ProcessLine(std::string_view line, SseHandler& handler);
+  // `in_feed`: the line is a view into the bytes being fed (valid until FeedEvents returns),
+  // so an event's first data line can be delivered from there without a copy.
+  void ProcessLine(std::string_view line, SseHandler& handler, bool in_feed = false);
+  void KeepData();  // copies a data line still held as a view into data_
   void DispatchEvent(SseHandler& handler);
 
   bool Overflowed(Overflow what);
@@ -77,6 +80,8 @@ class SseParser {
   int bom_matched_ = 0;       // bytes of a leading UTF-8 byte order mark seen so far (0..3)
   std::string line_;          // the current line while it spans feeds
   std::string data_;          // data lines of the current event, joined with "\n"
+  std::string_view data_view_;  // or its one data line, still in the bytes being fed
+  bool data_in_view_ = false;
   std::string type_;          // `event:` of the current event
   std::string id_;            // last event id (persists across events, as WHATWG says)
   std::string json_;          // undecided: leading whitespace; JSON mode: the whole body
