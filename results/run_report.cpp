@@ -1336,7 +1336,7 @@ std::string RenderCardSvg(const RunData& run, const std::string& result_hash) {
   const RunScores s = ScoreRun(run);
   const BarLayout bars{
       .x = 24, .y = 118, .label_width = 170, .bar_width = 250, .row_height = 20, .label_chars = 24};
-  const int width = 640;
+  const int width = 760;  // the protocol line of a fast GPU ("pp512 34589 ± 1636 t/s ...") fits
   const double footer = bars.y + BarsHeight(s, bars) + 8;
   const int height = static_cast<int>(footer + 124);
   std::string out = SvgOpen(width, height, "evalrun result card", true);
@@ -1361,7 +1361,7 @@ std::string RenderCardSvg(const RunData& run, const std::string& result_hash) {
   const std::string protocol = ProtocolLine(run.speed);
   out += SvgText(24, footer,
                  protocol.empty() ? NoProtocolText(run)
-                                  : Truncate(CleanText("speed protocol: " + protocol), 90),
+                                  : Truncate(CleanText("speed protocol: " + protocol), 104),
                  R"(font-weight="bold")");
   out += SvgText(24, footer + 20,
                  fmt::format("task medians (the suite's own prompts): decode {} · prefill {} · "
