@@ -42,9 +42,13 @@ cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 
 # The sources: what git tracks plus untracked files it does not ignore (a developer's work in
 # progress), into /src; /src/build and the chroot's ccache stay, so the build is incremental.
+# Extracted with the time of the copy (-m), not the files' own: an object built in an earlier
+# run after a file was edited here would otherwise look newer than the edited file and be kept
+# stale (seen: a struct changed in core/metrics.h, one object still of the old layout). ccache
+# makes the recompilation cheap.
 mkdir -p "$root/src" "$root/.oldroot"
 find "$root/src" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
-git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$root/src"
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xmf - -C "$root/src"
 
 echo "distro-test: $release: scripts/test.sh $*"
 args=$(printf ' %q' "$@")
