@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -909,10 +910,46 @@ std::string SummaryLine(const RunScores& s) {
          std::to_string(c.skipped) + " skipped, " + std::to_string(c.env_errors) + " env errors";
 }
 
+// A word of a shell command: as it is when it holds only characters no shell treats specially,
+// else in single quotes.
+std::string ShellWord(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_-./:=@,+%").find(c) != std::string_view::npos;
+  });
+  if (plain) return word;
+  std::string quoted = "'";
+  for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The command that resumes this run: every setting --resume must find equal (SettingsJson) when
+// it was not the default, and what the run was told about its endpoint, speed and output, so a
+// user can paste it after a crash or a stop.
 std::string ResumeCommand(const SuiteRunConfig& c, const std::string& run_id) {
-  std::string command = "evalrun suite " + c.suite_spec + " --endpoint " + c.endpoint +
-                        " --db " + c.db + " --resume " + run_id;
-  if (!c.resolve.suite_repo.empty()) command += " --suite-repo " + c.resolve.suite_repo;
+  std::vector<std::string> words = {"evalrun", "suite", c.suite_spec, "--endpoint", c.endpoint,
+                                    "--db",    c.db,    "--resume",   run_id};
+  const auto add = [&words](std::string flag, std::string value) {
+    words.push_back(std::move(flag));
+    if (!value.empty()) words.push_back(std::move(value));
+  };
+  if (!c.resolve.suite_repo.empty()) add("--suite-repo", c.resolve.suite_repo);
+  for (const std::string& mirror : c.repo_mirrors) add("--repo-mirror", mirror);
+  if (!c.model.empty()) add("--model", c.model);
+  if (c.concurrency != 1) add("--concurrency", std::to_string(c.concurrency));
+  if (c.max_tokens >= 0) add("--max-tokens", std::to_string(c.max_tokens));
+  if (c.thinking) add("--thinking", ThinkingName(*c.thinking));
+  for (const std::string& filter : c.filters) add("--filter", filter);
+  if (c.limit >= 0) add("--limit", std::to_string(c.limit));
+  if (c.quick) add("--quick", std::to_string(*c.quick));
+  if (c.seed != 0) add("--seed", std::to_string(c.seed));
+  if (c.tool_format != ToolCallFormat::kAuto) add("--tool-format", ToolCallFormatName(c.tool_format));
+  if (c.unsafe_no_sandbox) add("--unsafe-no-sandbox", "");
+  if (c.server_kind) add("--server", ServerKindName(*c.server_kind));
+  if (c.no_speed) add("--no-speed", "");
+  if (!c.out_dir.empty()) add("--out", c.out_dir);
+  std::string command;
+  for (const std::string& word : words) command += (command.empty() ? "" : " ") + ShellWord(word);
   return command;
 }
 

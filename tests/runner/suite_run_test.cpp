@@ -246,8 +246,11 @@ TEST_CASE("suite run: Ctrl-C exits 130 and the printed resume command finishes t
   std::string command = err.substr(at + std::string("resume with:\n  evalrun ").size());
   command = command.substr(0, command.find('\n'));
   const std::string run_id = OnlyRun(db);
+  // Every setting --resume must find equal, and what the run was told about speed and output:
+  // the printed command is enough as it is.
   CHECK(command == "suite " + suite.string() + " --endpoint " + mock.base_url() + " --db " + db +
-                       " --resume " + run_id);
+                       " --resume " + run_id + " --concurrency 2 --no-speed --out " + db +
+                       ".report");
   ResultStore before(db);
   CHECK(before.FindRun(run_id)->status == "interrupted");
   CHECK(before.FinishedCount(run_id) < 60);
@@ -255,9 +258,56 @@ TEST_CASE("suite run: Ctrl-C exits 130 and the printed resume command finishes t
   std::vector<std::string> args;
   std::istringstream words(command);
   for (std::string w; words >> w;) args.push_back(w);
-  args.insert(args.end(), {"--concurrency", "2", "--no-speed", "--no-env", "--quiet"});
+  args.insert(args.end(), {"--no-env", "--quiet"});
   REQUIRE(Wait(Spawn(args, dir.File("resume.err"))) == 0);
   CHECK(Grades(db, run_id).size() == 60);
+  CHECK(ResultStore(db).FindRun(run_id)->status == "finished");
+}
+
+TEST_CASE("suite run: the printed resume command carries the run's settings, quoted for a shell",
+          "[runner][suite]") {
+  TempDir dir;
+  const fs::path suite = dir.path / "syn thetic";  // a space: the shell would split it
+  MockConfig config = FastMock(WriteSyntheticSuite(suite, 60));
+  config.decode_tps = 100;
+  MockServer mock(config);
+  mock.Start();
+  const std::string db = dir.File("quoted.db");
+  const Child child = Spawn({"suite", suite.string(), "--endpoint", mock.base_url(), "--db", db,
+                             "--filter", "id=t0[0-3]*", "--max-tokens", "48", "--no-speed",
+                             "--no-env", "--quiet"},
+                            dir.File("quoted.err"));
+  WaitForFinished(db, 5, child);
+  kill(child.pid, SIGINT);
+  REQUIRE(Wait(child) == 130);
+  const std::string err = Slurp(child.err_path);
+  const std::string hint = "resume with:\n  ";
+  const size_t at = err.find(hint);
+  REQUIRE(at != std::string::npos);
+  std::string command = err.substr(at + hint.size());
+  command = command.substr(0, command.find('\n'));
+  const std::string run_id = OnlyRun(db);
+  // --filter and --max-tokens are settings --resume must find equal; the glob and the space are
+  // quoted.
+  CHECK(command == "evalrun suite '" + suite.string() + "' --endpoint " + mock.base_url() +
+                       " --db " + db + " --resume " + run_id +
+                       " --max-tokens 48 --filter 'id=t0[0-3]*' --no-speed");
+  // Run as a shell runs it, with this build's binary for `evalrun`.
+  const std::string line = std::string(EVALRUN_BINARY) +
+                           command.substr(std::string("evalrun").size()) + " --no-env --quiet";
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    FILE* out = std::fopen("/dev/null", "w");
+    if (out) {
+      dup2(fileno(out), STDOUT_FILENO);
+      dup2(fileno(out), STDERR_FILENO);
+    }
+    execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  REQUIRE(Wait(Child{pid, ""}) == 0);
+  CHECK(Grades(db, run_id).size() == 40);  // t000 to t039
   CHECK(ResultStore(db).FindRun(run_id)->status == "finished");
 }
 
