@@ -766,11 +766,42 @@ class JsonStream {
       buffer_ += "null";
       return;
     }
+    // Event gaps are whole nanoseconds in milliseconds (ns / 1e6, correctly rounded): their
+    // exact decimal reads back as the same double (a correctly rounded parse of the same real
+    // number), and writing it skips the shortest-digits search.
+    if (std::fabs(v) < 1e9) {
+      const long long ns = std::llround(v * 1e6);
+      if (static_cast<double>(ns) / 1e6 == v) return AppendMillis(ns);
+    }
     char number[40];
     char* end = std::to_chars(number, number + sizeof number, v).ptr;
     const std::string_view text(number, static_cast<size_t>(end - number));
     buffer_ += text;
     if (text.find_first_of(".eE") == std::string_view::npos) buffer_ += ".0";
+  }
+
+  // ns / 1e6 as an exact decimal: "12.3456", "-0.5", "3.0".
+  void AppendMillis(long long ns) {
+    if (ns < 0) {
+      buffer_ += '-';
+      ns = -ns;
+    }
+    char number[32];
+    buffer_.append(number, std::to_chars(number, number + sizeof number, ns / 1'000'000).ptr);
+    long long fraction = ns % 1'000'000;
+    if (fraction == 0) {
+      buffer_ += ".0";
+      return;
+    }
+    char digits[6];
+    for (int i = 5; i >= 0; --i) {
+      digits[i] = static_cast<char>('0' + fraction % 10);
+      fraction /= 10;
+    }
+    int length = 6;
+    while (digits[length - 1] == '0') --length;
+    buffer_ += '.';
+    buffer_.append(digits, static_cast<size_t>(length));
   }
 
   const std::function<void(std::string_view)>& sink_;

@@ -445,7 +445,9 @@ TEST_CASE("speed report: json carries the record, versioned", "[results]") {
 TEST_CASE("speed report: the streamed json is the document, piece by piece", "[results]") {
   for (SpeedResult result : {GenericResult(), LlamaBenchResult(), UniBenchResult()}) {
     // Odd doubles too: integral (must read back as floating point), tiny, huge.
-    result.tests[0].metrics["ttft_ms"].samples = {2.0, 1e-7, 1.5e300, 0.1};
+    result.tests[0].metrics["ttft_ms"].samples = {2.0,      1e-7,     1.5e300, 0.1,    -0.5,
+                                                  0.000001, 12.345678, 1e8 + 0.25, -3.0,
+                                                  123456.789012, 0.3 - 0.1};
     std::string text;
     size_t pieces = 0;
     WriteSpeedJson(result, [&](std::string_view piece) {
