@@ -29,9 +29,11 @@ namespace evalrun {
 namespace {
 
 using report_text::Child;
-using report_text::kAbsent;
+using report_text::CleanText;
 using report_text::GpuCounts;
 using report_text::Join;
+using report_text::kAbsent;
+using report_text::MdText;
 using report_text::SuiteText;
 
 using json = nlohmann::json;
@@ -82,29 +84,6 @@ double Median(std::vector<double> values) {
 
 // ---- text ----------------------------------------------------------------------------------
 
-// Valid UTF-8 (bad bytes become U+FFFD through nlohmann's replace handler), one line.
-std::string CleanText(std::string_view raw) {
-  std::string text(raw);
-  if (!std::all_of(raw.begin(), raw.end(), [](char c) { return (c & 0x80) == 0; })) {
-    text = json::parse(json(text).dump(-1, ' ', false, json::error_handler_t::replace))
-               .get<std::string>();
-  }
-  for (char& c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = ' ';
-  }
-  return text;
-}
-
-// Markdown text: one line, a backslash before anything that could end a table cell, open an
-// HTML tag or start a link, emphasis or code span.
-std::string MdText(std::string_view raw) {
-  std::string out;
-  for (const char c : CleanText(raw)) {
-    if (std::string_view("\\|<>[]`*").find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 // Strings as they are, other values as compact JSON, absent or null as "".
 std::string ValueText(const json* value) {

@@ -56,6 +56,49 @@ std::vector<std::pair<std::string, int>> GpuCounts(const json& environment) {
   return counts;
 }
 
+// Text from outside as one line of valid UTF-8 that XML accepts: invalid bytes and the
+// non-characters U+FFFE/U+FFFF become U+FFFD (nlohmann's replace handler is the project's one
+// UTF-8 validator); control characters, line breaks included, become spaces.
+std::string CleanText(std::string_view raw) {
+  std::string text;
+  if (std::all_of(raw.begin(), raw.end(), [](char c) { return (c & 0x80) == 0; })) {
+    text = std::string(raw);
+  } else {
+    const std::string quoted =
+        json(std::string(raw)).dump(-1, ' ', false, json::error_handler_t::replace);
+    text = json::parse(quoted).get<std::string>();
+  }
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0xEF && i + 2 < text.size() && static_cast<unsigned char>(text[i + 1]) == 0xBF &&
+        (static_cast<unsigned char>(text[i + 2]) & 0xFE) == 0xBE) {
+      out += "\xEF\xBF\xBD";
+      i += 2;
+    } else if (c < 0x20 || c == 0x7F) {
+      out += ' ';
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// The one escaping function for markdown: one line, and a backslash before every character that
+// could end a table cell, open an HTML tag a forum would swallow ("<think>"), or start a link,
+// emphasis or code span.
+std::string MdText(std::string_view raw) {
+  const std::string text = CleanText(raw);
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (std::string_view("\\|<>[]`*").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 std::string Fixed(std::optional<double> value, int decimals) {
   if (!value || !std::isfinite(*value)) return std::string(kAbsent);
   return fmt::format("{:.{}f}", *value, decimals);

@@ -14,6 +14,14 @@
 
 namespace evalrun::report_text {
 
+// Text from outside (model and GPU names, reasons, server messages) as one line of valid UTF-8
+// that XML accepts: invalid bytes and U+FFFE/U+FFFF become U+FFFD, control characters spaces.
+std::string CleanText(std::string_view raw);
+// The one escaping function for Markdown, in every report: CleanText, then a backslash before
+// every character that could end a table cell, open an HTML tag a forum would swallow
+// ("<think>"), or start a link, emphasis or code span.
+std::string MdText(std::string_view raw);
+
 // What a cell shows where nothing was measured.
 inline constexpr std::string_view kAbsent = "—";
 

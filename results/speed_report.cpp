@@ -27,11 +27,12 @@ namespace {
 
 using report_text::Child;
 using report_text::Fixed;
-using report_text::kAbsent;
-using report_text::PrefillCell;
 using report_text::GpuCounts;
 using report_text::Join;
 using report_text::JsonText;
+using report_text::kAbsent;
+using report_text::MdText;
+using report_text::PrefillCell;
 
 using json = nlohmann::json;
 using ordered_json = nlohmann::ordered_json;
@@ -155,25 +156,6 @@ int DisplayWidth(std::string_view text) {
   return width;
 }
 
-// The one escaping function for text from outside (model names, test names, notes, server
-// errors) placed into markdown: valid UTF-8, one line, and no character that would end a table
-// cell ('|') or start an HTML tag a forum swallows ('<', as in "<think>").
-std::string MdText(std::string_view raw) {
-  const std::string text = ValidUtf8(raw);
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
-      out += ' ';
-    } else if (c == '|' || c == '<') {
-      out += '\\';
-      out += c;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 // Text shown verbatim as inline code (endpoint, labels). Inside a code span nothing is escaped,
 // so a backtick in the text needs the double-backtick form.
