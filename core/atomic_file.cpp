@@ -14,8 +14,8 @@ std::optional<std::string> WriteFileAtomically(const std::string& path, std::str
   return WriteFileAtomically(path, [text](const TextSink& sink) { sink(text); });
 }
 
-std::optional<std::string> WriteFileAtomically(const std::string& path,
-                                               const std::function<void(const TextSink&)>& produce) {
+std::optional<std::string> WriteFileAtomically(
+    const std::string& path, const std::function<void(const TextSink&)>& produce) {
   static std::atomic<int> counter{0};
   const std::string temp = path + ".tmp-" + std::to_string(getpid()) + "-" +
                            std::to_string(counter.fetch_add(1));

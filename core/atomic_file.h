@@ -17,7 +17,7 @@ std::optional<std::string> WriteFileAtomically(const std::string& path, std::str
 // The same for text made piece by piece, never held whole: `produce` hands each piece to the
 // writer it is given. After a failed write the rest is discarded and the failure returned.
 using TextSink = std::function<void(std::string_view)>;
-std::optional<std::string> WriteFileAtomically(const std::string& path,
-                                               const std::function<void(const TextSink&)>& produce);
+std::optional<std::string> WriteFileAtomically(
+    const std::string& path, const std::function<void(const TextSink&)>& produce);
 
 }  // namespace evalrun

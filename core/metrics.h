@@ -41,7 +41,8 @@ struct RequestMetrics {
 
 // The version of these definitions, recorded with every result: `evalrun verify` recomputes
 // figures only for results made under the same definitions. 2: prefill from the server's own
-// prompt accounting, cache hits and queue_ms (evalrun 0.x until issue 18 computed 1).
+// prompt accounting, cache hits, queue_ms, means summed in measurement order; 1 (a result
+// without metrics_version) counted cached tokens as prefill when usage did not name them.
 inline constexpr int kMetricsVersion = 2;
 // A request is a cache hit when more than this share of its prompt was served from the cache.
 inline constexpr double kCacheHitShare = 0.5;

@@ -57,8 +57,8 @@ struct SpeedResult {
 };
 
 // Computes test.metrics (ttft_ms, ttfo_ms, e2e_ms, decode_tps, tpot_ms, itl_ms,
-// tokens_per_chunk, prefill_tps, cached_tokens, queue_ms, server_prefill_tps, server_decode_tps, draft_acceptance,
-// uni_decode_tps, prompt_tokens, completion_tokens; aggregate_tps and uni_aggregate_tps per
+// tokens_per_chunk, prefill_tps, cached_tokens, queue_ms, server_prefill_tps, server_decode_tps,
+// draft_acceptance, uni_decode_tps, prompt_tokens, completion_tokens; aggregate_tps and uni_aggregate_tps per
 // round when concurrency > 1, which uni_pair tests have), errors, error_messages and cache_hits
 // from test.records.
 // Failed requests count as errors and are left out of every metric.

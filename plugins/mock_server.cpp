@@ -1392,7 +1392,9 @@ struct MockServer::Impl {
       if (auto it = doc.find("cache_prompt"); it != doc.end() && it->is_boolean()) {
         cache_prompt = it->get<bool>();
       }
-      if (config.prompt_cache && cache_prompt) prompt_key = std::hash<std::string>{}(Dump(*messages));
+      if (config.prompt_cache && cache_prompt) {
+        prompt_key = std::hash<std::string>{}(Dump(*messages));
+      }
     } catch (const nlohmann::json::exception& e) {
       return ReplyError(c, 400, e.what(), "invalid_request_error");
     }

@@ -2,8 +2,7 @@
 // renderings (report.md, report.html with inline SVG charts, card.svg).
 //
 // Why one file (1.3k lines): each section's Markdown and HTML printers sit side by side so the
-// formats cannot drift apart, and they share the escaping functions below; the text helpers
-// others use are results/report_text.
+// formats cannot drift apart; they escape with MarkupText below and report_text's MdText.
 #include "results/run_report.h"
 
 #include <algorithm>

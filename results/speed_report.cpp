@@ -60,8 +60,6 @@ constexpr std::array<std::string_view, 16> kFlatMetrics = {
 constexpr std::array<std::string_view, 7> kFlatStats = {"count", "mean", "median", "min",
                                                         "max",   "p90",  "p99"};
 
-// What every formatter writes for a figure that was not measured: md "—", csv "", json null.
-
 // ---- small helpers shared by the formatters -------------------------------------------------
 
 // Text from a server may be invalid UTF-8. nlohmann's replace handler is the project's one UTF-8
@@ -155,7 +153,6 @@ int DisplayWidth(std::string_view text) {
   }
   return width;
 }
-
 
 // Text shown verbatim as inline code (endpoint, labels). Inside a code span nothing is escaped,
 // so a backtick in the text needs the double-backtick form.
@@ -723,8 +720,9 @@ class JsonStream {
     }
     Put("]");
   }
-  // As nlohmann writes doubles: the shortest text that reads back the same, ".0" on integral
-  // values (so they read back as floating point), null for what JSON cannot hold.
+  // Doubles that read back as the same doubles (the exact decimal of whole nanoseconds in
+  // milliseconds, else the shortest text), ".0" on integral values (so they read back as
+  // floating point), null for what JSON cannot hold.
   void Numbers(const std::vector<double>& values) {
     Put("[");
     for (size_t i = 0; i < values.size(); ++i) {
@@ -869,8 +867,11 @@ std::string RenderSpeed(const SpeedResult& result, SpeedFormat format) {
   switch (format) {
     case SpeedFormat::kMarkdown:
       return RenderMarkdown(result);
-    case SpeedFormat::kJson:
-      return DumpJson(SpeedResultToJson(result)) + "\n";
+    case SpeedFormat::kJson: {  // the streamed writer's text: one json output, not two
+      std::string text;
+      WriteSpeedJson(result, [&text](std::string_view piece) { text += piece; });
+      return text;
+    }
     case SpeedFormat::kCsv:
       return RenderCsv(result);
     case SpeedFormat::kJsonl:

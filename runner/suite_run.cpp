@@ -943,7 +943,9 @@ std::string ResumeCommand(const SuiteRunConfig& c, const std::string& run_id) {
   if (c.limit >= 0) add("--limit", std::to_string(c.limit));
   if (c.quick) add("--quick", std::to_string(*c.quick));
   if (c.seed != 0) add("--seed", std::to_string(c.seed));
-  if (c.tool_format != ToolCallFormat::kAuto) add("--tool-format", ToolCallFormatName(c.tool_format));
+  if (c.tool_format != ToolCallFormat::kAuto) {
+    add("--tool-format", ToolCallFormatName(c.tool_format));
+  }
   if (c.unsafe_no_sandbox) add("--unsafe-no-sandbox", "");
   if (c.server_kind) add("--server", ServerKindName(*c.server_kind));
   if (c.no_speed) add("--no-speed", "");

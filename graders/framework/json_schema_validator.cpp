@@ -974,7 +974,6 @@ class Validator {
   }
 
   bool Validate(const json& data) {
-    error_.clear();
     violations_.clear();
     violation_count_ = 0;
     Evaluated evaluated;
@@ -983,7 +982,9 @@ class Validator {
   bool gave_up() const { return gave_up_; }
   // AJV's generated code would throw a TypeError on this value (zx-bench records no score).
   bool ajv_throws() const { return ajv_throws_; }
-  const std::string& error() const { return error_; }
+  std::string error() const {
+    return violations_.empty() ? "" : violations_.front().at + ": " + violations_.front().problem;
+  }
   size_t violation_count() const { return violation_count_; }
   const std::vector<JsonSchemaViolation>& violations() const { return violations_; }
 
@@ -995,8 +996,8 @@ class Validator {
 
   bool Fail(const std::string& at, const std::string& what) {
     if (speculative_ > 0) return false;
-    if (++violation_count_ == 1) error_ = (at.empty() ? "/" : at) + ": " + what;
-    if (violations_.size() < c_.kept_violations) {
+    ++violation_count_;
+    if (violations_.size() < std::max<size_t>(1, c_.kept_violations)) {  // error() reads the first
       violations_.push_back(JsonSchemaViolation{at.empty() ? "/" : at, what});
     }
     return false;
@@ -1668,7 +1669,6 @@ class Validator {
   int speculative_ = 0;  // inside anyOf/oneOf/not/if/contains: failures there are not errors
   bool gave_up_ = false;
   bool ajv_throws_ = false;
-  std::string error_;
   std::vector<JsonSchemaViolation> violations_;
   size_t violation_count_ = 0;
 };
@@ -1711,7 +1711,7 @@ bool JsonSchemaValidator::gave_up() const {
 bool JsonSchemaValidator::ajv_throws() const {
   return impl_->validator().ajv_throws();
 }
-const std::string& JsonSchemaValidator::error() const {
+std::string JsonSchemaValidator::error() const {
   return impl_->validator().error();
 }
 size_t JsonSchemaValidator::violation_count() const {

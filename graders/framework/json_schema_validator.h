@@ -46,7 +46,8 @@ struct JsonSchemaProfile {
   // The flags `pattern` and `patternProperties` are compiled with (graders/framework/regex.h):
   // "u" is JavaScript's unicode mode, as AJV compiles them; "" is the regex grader's PCRE2.
   std::string pattern_flags = "u";
-  // How many violations are kept (all are counted): AJV's allErrors off keeps the first.
+  // How many violations are kept (all are counted; at least one): AJV's allErrors off keeps the
+  // first.
   size_t kept_violations = 1;
 
   static JsonSchemaProfile AjvStrict(JsonSchemaDialect dialect, bool format_assertions) {
@@ -109,7 +110,7 @@ class JsonSchemaValidator {
   // evaluated-properties variable an untaken branch left undefined).
   bool ajv_throws() const;
   // The first error: "<data pointer, / for the root>: <AJV's message>".
-  const std::string& error() const;
+  std::string error() const;
   // Every failed check of the last Validate is counted; the first kept_violations are kept.
   size_t violation_count() const;
   const std::vector<JsonSchemaViolation>& violations() const;

@@ -105,6 +105,8 @@ class JsonSchemaGrader final : public Grader {
       grade.reason = "validation gave up (a pattern hit the match limit, or the work limit)";
     } else if (grade.passed) {
       grade.reason = "valid against the schema";
+    } else if (shown.empty()) {  // not expected from the subset; never an out-of-range read
+      grade.reason = "not valid against the schema";
     } else {
       grade.reason = std::to_string(validator.violation_count()) + " violation(s), first at " +
                      shown[0]["path"].get<std::string>() + ": " +

@@ -637,7 +637,8 @@ int RunMockCommand(const CLI::App& sub, MockOptions& o) {
   else if (o.chunks == "llama.cpp") c.chunk_layout = MockChunkLayout::kLlamaCpp;
   else if (o.chunks == "openai") c.chunk_layout = MockChunkLayout::kOpenAI;
   else if (o.chunks == "sglang") c.chunk_layout = MockChunkLayout::kSglang;
-  else throw Error("--chunk-layout '" + o.chunks + "': expected evalrun, llama.cpp, openai or sglang");
+  else throw Error("--chunk-layout '" + o.chunks +
+                   "': expected evalrun, llama.cpp, openai or sglang");
   if (o.fault == "none") c.fault = MockFault::kNone;
   else if (o.fault == "500") c.fault = MockFault::kHttp500;
   else if (o.fault == "400") c.fault = MockFault::kHttp400;
