@@ -133,6 +133,12 @@ bool IsInteger(double d) {
   return std::isfinite(d) && std::floor(d) == d;
 }
 
+// `pattern` and `patternProperties`: JavaScript's grammar and meaning, with the u flag's grammar
+// where the profile's flags hold it (AJV's unicodeRegExp).
+std::shared_ptr<const Regex> CompilePattern(const std::string& pattern, const std::string& flags) {
+  return Regex::CompileJavaScript(pattern, flags);
+}
+
 // ---- Formats: ajv-formats 3.0.1, full mode ------------------------------------------------------
 
 bool Matches(const char* pattern, const char* flags, std::string_view s, bool* gave_up) {
@@ -321,7 +327,7 @@ bool CheckFormat(const FormatRow& format, const json& data, bool* gave_up) {
       if (s[i] != '\\' && s[i + 1] == '\\' && s[i + 2] == 'Z') return false;
     }
     try {
-      Regex::Compile(s, "");
+      Regex::CompileJavaScript(s, "");  // ajv-formats 3.0.1: new RegExp(str), no u flag
       return true;
     } catch (const Error&) {
       return false;
@@ -693,7 +699,7 @@ class SchemaRules {
 
   void Pattern(const std::string& pattern, const std::string& at) const {
     try {
-      Regex::Compile(pattern, contract_.pattern_flags);
+      CompilePattern(pattern, contract_.pattern_flags);
     } catch (const Error& e) {
       Throw(at, std::string("invalid regular expression: ") + e.what());
     }
@@ -1015,7 +1021,7 @@ class Validator {
   }
 
   bool PatternMatches(const std::string& pattern, std::string_view subject) {
-    const auto result = Regex::Compile(pattern, c_.pattern_flags)->Match(subject, false);
+    const auto result = CompilePattern(pattern, c_.pattern_flags)->Match(subject, false);
     if (result == Regex::Result::kGaveUp) gave_up_ = true;
     return result == Regex::Result::kMatch;
   }
@@ -1126,7 +1132,10 @@ class Validator {
         const RefPlan& plan = Plan(schema, *target->schema, target->resource, root_ref);
         const bool inline_ref = plan.props == RefPlan::Mode::kInline;
         Evaluated callee;
-        const bool ok = (run || inline_ref) ? sub(*target->schema, data, at, callee) : true;
+        // The target's own "#..." references resolve in its document, not the caller's.
+        const bool ok = (run || inline_ref) ? Context(*target->schema, target->resource, data, at,
+                                                      callee, depth + 1)
+                                            : true;
         if (!ok) valid = false;
         if (inline_ref) {
           Merge(ev, callee, false, run);

@@ -33,7 +33,7 @@ enum class JsonSchemaDialect { kDraft07, k2020 };
 // How schemas are read and applied. AjvStrict is AJV's strict mode (unknown keywords, unknown
 // formats and ignored keywords are refused; the first error is kept); Subset is a documented
 // part of the vocabulary, as evalrun's native json_schema grader uses it (only the listed
-// keywords are accepted, `pattern` in the regex grader's syntax, every violation counted).
+// keywords are accepted, `pattern` as the regex grader reads it, every violation counted).
 struct JsonSchemaProfile {
   JsonSchemaDialect dialect = JsonSchemaDialect::k2020;
   // true: ajv-formats' full formats assert (and an unknown format refuses the schema); false:
@@ -43,8 +43,9 @@ struct JsonSchemaProfile {
   // as "unsupported keyword 'k'" with a did-you-mean and `subset_note` in parentheses.
   std::vector<std::string> keywords;
   std::string subset_note;
-  // The flags `pattern` and `patternProperties` are compiled with (graders/framework/regex.h):
-  // "u" is JavaScript's unicode mode, as AJV compiles them; "" is the regex grader's PCRE2.
+  // The flags `pattern` and `patternProperties` are compiled with (Regex::CompileJavaScript):
+  // "u" is JavaScript's u grammar, as AJV compiles them; "" is `new RegExp(p)`, as the regex
+  // grader reads a pattern without flags.
   std::string pattern_flags = "u";
   // How many violations are kept (all are counted; at least one): AJV's allErrors off keeps the
   // first.

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "graders/framework/js_regex_syntax.h"
 #include "graders/framework/pcre2_handles.h"
 #include "graders/framework/regex.h"
 
@@ -121,6 +122,34 @@ std::shared_ptr<const Regex> Regex::Compile(const std::string& pattern, const st
       CompileOrThrow(pattern, options), CompileOrThrow(pattern, options | PCRE2_AUTO_CALLOUT));
   std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= 4096) cache.clear();  // bounded: suites hold far fewer patterns
+  cache.emplace(key, regex);
+  return regex;
+}
+
+std::shared_ptr<const Regex> Regex::CompileJavaScript(const std::string& pattern,
+                                                     const std::string& flags) {
+  // Its own cache, so a pattern matched once per value (json_schema's `pattern`) is translated
+  // once.
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::shared_ptr<const Regex>> cache;
+  const std::string key = flags + '\0' + pattern;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  if (const std::string error = Regex::FlagsError(flags); !error.empty()) throw Error(error);
+  const bool unicode = flags.find('u') != std::string::npos;
+  std::string error;
+  const auto translated =
+      TranslateJsRegex(pattern, unicode ? JsRegexMode::kUnicode : JsRegexMode::kLegacy, &error,
+                       flags.find('s') != std::string::npos);
+  if (!translated) throw Error(error);
+  std::string pcre2_flags = flags;
+  if (unicode) pcre2_flags.erase(pcre2_flags.find('u'), 1);
+  auto regex = Compile(*translated, pcre2_flags);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() >= 4096) cache.clear();
   cache.emplace(key, regex);
   return regex;
 }

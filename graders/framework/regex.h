@@ -18,6 +18,11 @@ class Regex {
   // a bad pattern or flag; `flags` is a subset of "imsu".
   static std::shared_ptr<const Regex> Compile(const std::string& pattern,
                                               const std::string& flags);
+  // A JavaScript RegExp source with JavaScript's meaning (graders/framework/js_regex_syntax.h):
+  // the 'u' flag selects the u grammar, \s is Unicode white space, '.' refuses line terminators.
+  // Throws Error with JavaScript's kind of complaint ("invalid escape at offset 2") or PCRE2's.
+  static std::shared_ptr<const Regex> CompileJavaScript(const std::string& pattern,
+                                                        const std::string& flags);
   // `full`: the whole subject must match. Invalid UTF-8 in the subject never matches a
   // character but does not fail the call.
   virtual Result Match(std::string_view subject, bool full) const = 0;

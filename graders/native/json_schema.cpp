@@ -47,7 +47,7 @@ const std::vector<std::string> kKeywords = {
     "writeOnly",
 };
 // The documented subset as a profile of the framework's validator: 2020-12, `format` an
-// annotation, `pattern` in the regex grader's syntax, every violation counted, the first five
+// annotation, `pattern` as the regex grader reads it, every violation counted, the first five
 // kept.
 const JsonSchemaProfile& Profile() {
   static const JsonSchemaProfile profile = JsonSchemaProfile::Subset(
@@ -58,7 +58,7 @@ const JsonSchemaProfile& Profile() {
 class JsonSchemaGrader final : public Grader {
  public:
   std::string_view name() const override { return kName; }
-  std::string_view version() const override { return "2"; }
+  std::string_view version() const override { return "3"; }
   std::string_view description() const override {
     return "JSON in the answer validates against a JSON Schema (documented 2020-12 subset)";
   }

@@ -1,5 +1,6 @@
-// regex: a JavaScript-style pattern through the shared Regex (graders/framework/regex.h), with
-// bounded matching. docs/graders.md states the rules.
+// regex: a JavaScript regular expression, with JavaScript's grammar and meaning
+// (Regex::CompileJavaScript, graders/framework/regex.h), matched with bounds. docs/graders.md
+// states the rules.
 #include <memory>
 #include <string>
 
@@ -16,9 +17,9 @@ constexpr std::string_view kName = "regex";
 class RegexGrader final : public Grader {
  public:
   std::string_view name() const override { return kName; }
-  std::string_view version() const override { return "1"; }
+  std::string_view version() const override { return "2"; }
   std::string_view description() const override {
-    return "a JavaScript-style regular expression (PCRE2, bounded) matches or does not match";
+    return "a JavaScript regular expression (on PCRE2, bounded) matches or does not match";
   }
 
   void CheckSpec(const nlohmann::json& spec, const SourceLocation& where) const override {
@@ -42,7 +43,7 @@ class RegexGrader final : public Grader {
       ThrowSpecError(where, kName, "flags", error);
     }
     try {
-      Regex::Compile(spec["pattern"].get<std::string>(), flags);
+      Regex::CompileJavaScript(spec["pattern"].get<std::string>(), flags);
     } catch (const Error& e) {
       ThrowSpecError(where, kName, "pattern", e.what());
     }
@@ -58,8 +59,8 @@ class RegexGrader final : public Grader {
                       {"expect", expect}};
     std::shared_ptr<const Regex> regex;
     try {
-      regex =
-          Regex::Compile(spec.value("pattern", std::string()), spec.value("flags", std::string()));
+      regex = Regex::CompileJavaScript(spec.value("pattern", std::string()),
+                                       spec.value("flags", std::string()));
     } catch (const Error& e) {
       grade.status = GradeStatus::kSkipped;
       grade.reason = std::string("bad pattern: ") + e.what();

@@ -81,7 +81,7 @@ constexpr std::string_view kName = "zxbench:structured_contract";
 // 2: the shared validator reports additionalProperties: false at the object, as AJV does
 // ("must NOT have additional properties ('x')"; version 1 said "/x: the false schema"), and
 // refuses an empty enum; evidence of version 1 is not rechecked by verify.
-constexpr std::string_view kVersion = "2";
+constexpr std::string_view kVersion = "3";
 
 constexpr int kMaxSchemaDepth = 128;          // nesting of a frozen schema
 constexpr size_t kMaxResponseUnits = 131072;  // v2+: "published 128 KiB character limit"

@@ -205,8 +205,8 @@ std::string StreamWithUsage(const std::string& usage) {
 }
 
 const evalrun::GraderVersions kGraders = {
-    {"answer_line", "1"}, {"exact", "1"},      {"numeric", "1"},     {"regex", "1"},
-    {"contains", "1"},    {"excludes", "1"},   {"json_fields", "1"}, {"json_schema", "2"},
+    {"answer_line", "1"}, {"exact", "1"},      {"numeric", "1"},     {"regex", "2"},
+    {"contains", "1"},    {"excludes", "1"},   {"json_fields", "1"}, {"json_schema", "3"},
     {"code_tests", "1"},  {"command", "1"}};
 
 std::string LoadError(const fs::path& root, const std::string& dir = "s") {

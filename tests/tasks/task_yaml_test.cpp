@@ -56,8 +56,8 @@ class MapFiles : public evalrun::SuiteFiles {
 
 // The grader table the loader checks types against (graders/ owns the real one).
 const evalrun::GraderVersions kGraders = {
-    {"answer_line", "1"}, {"exact", "1"},      {"numeric", "1"},     {"regex", "1"},
-    {"contains", "1"},    {"excludes", "1"},   {"json_fields", "1"}, {"json_schema", "2"},
+    {"answer_line", "1"}, {"exact", "1"},      {"numeric", "1"},     {"regex", "2"},
+    {"contains", "1"},    {"excludes", "1"},   {"json_fields", "1"}, {"json_schema", "3"},
     {"code_tests", "1"},  {"command", "1"}};
 
 Suite LoadText(const std::string& suite_yaml) {

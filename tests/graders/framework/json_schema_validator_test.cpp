@@ -129,6 +129,49 @@ TEST_CASE("json_schema_validator: references within the document and to other do
   CHECK(Refusal({{"$ref", "urn:nowhere"}}) == "schema/$ref: can't resolve reference urn:nowhere");
 }
 
+TEST_CASE("json_schema_validator: a referenced document's own references resolve in it") {
+  // JSON-Schema-Test-Suite refRemote: "$ref to $ref finds detached $anchor"-like shapes: the
+  // target's "#/$defs/leaf" is the target document's, not the caller's (which has no $defs).
+  const json references = json::parse(R"({"https://example.com/tree.json":{
+      "type":"object","properties":{"v":{"$ref":"#/$defs/leaf"},"kids":{"type":"array",
+      "items":{"$ref":"#"}}},"$defs":{"leaf":{"type":"integer"}}}})");
+  const json schema = json::parse(R"({"properties":{"root":{"$ref":"https://example.com/tree.json"}}})");
+  CHECK(Check(schema, json::parse(R"({"root":{"v":1,"kids":[{"v":2}]}})"), k2020, &references)
+            .empty());
+  CHECK(Check(schema, json::parse(R"({"root":{"v":1,"kids":[{"v":"x"}]}})"), k2020,
+              &references) == "/root/kids/0/v: must be integer");
+  const json to_fragment = json::parse(R"({"$ref":"https://example.com/tree.json#/properties/v"})");
+  CHECK(Check(to_fragment, "a", k2020, &references) == "/: must be integer");
+}
+
+TEST_CASE("json_schema_validator: pattern is JavaScript's with the u flag, as AJV compiles it") {
+  // \s and \S are JavaScript's Unicode white space (U+00A0, U+FEFF, U+2003, U+2029, ...).
+  for (const char* space : {"\u00a0", "\ufeff", "\u2003", "\u2029", "\u3000", "\\t"}) {
+    CAPTURE(space);
+    const std::string text = std::string("a") + json::parse(std::string("\"") + space + "\"")
+                                                    .get<std::string>() + "b";
+    CHECK(Check({{"pattern", "^a\\sb$"}}, text).empty());
+    CHECK(Check({{"pattern", "^a\\Sb$"}}, text) == "/: must match pattern \"^a\\Sb$\"");
+  }
+  CHECK(Check({{"pattern", "^\\d+$"}}, "\u0663") == "/: must match pattern \"^\\d+$\"");
+  // The u grammar at compile: an identity escape of a non-syntax character is an error.
+  CHECK(Refusal({{"pattern", "\\q"}}) ==
+        "schema/pattern: invalid regular expression: invalid escape at offset 0");
+  CHECK(Refusal({{"pattern", "a{"}}) ==
+        "schema/pattern: invalid regular expression: lone quantifier bracket at offset 1");
+  // format: regex is ajv-formats 3.0.1's `new RegExp(s)` (no u flag, as its formats.js reads):
+  // [^] and Annex B's \q and a{1 are fine, Python's (?P<n>) and PCRE2's (?>) are not.
+  CHECK(Format("regex", "[^]"));
+  CHECK(Format("regex", "^(?<year>\\d{4})-\\k<year>$"));
+  CHECK(Format("regex", "\\q"));
+  CHECK(Format("regex", "a{1"));
+  CHECK(Format("regex", "\\1(a)\\2"));
+  CHECK_FALSE(Format("regex", "(?P<n>a)"));
+  CHECK_FALSE(Format("regex", "(?>a)"));
+  CHECK_FALSE(Format("regex", "a**"));
+  CHECK_FALSE(Format("regex", "[b-a]"));
+}
+
 TEST_CASE("json_schema_validator: unevaluatedProperties as AJV tracks evaluation (2020-12)") {
   const json schema = json::parse(R"({"allOf":[{"properties":{"a":true}}],
                                       "properties":{"b":true},"unevaluatedProperties":false})");

@@ -384,6 +384,15 @@ TEST_CASE("regex: truth table", "[graders][regex]") {
       {R"({"pattern":"^[A-Za-z]+\\s*\\n\\s*[A-Za-z]+\\s*\\n\\s*[A-Za-z]+\\s*$"})",
        "Red\nYellow\nBlue", true},
       {R"({"pattern":"end$"})", Big(10'000'000, "end"), true},
+      // JavaScript's meaning: \s is Unicode white space, '.' refuses \r, \d stays ASCII.
+      {R"({"pattern":"^a\\sb$"})", "a\u00a0b", true},
+      {R"({"pattern":"^a\\sb$"})", "a\u3000b", true},
+      {R"({"pattern":"^a\\Sb$"})", "a\ufeffb", false},
+      {R"({"pattern":"^a[\\s]b$"})", "a\u2029b", true},
+      {R"({"pattern":"a.b"})", "a\rb", false},
+      {R"({"pattern":"^\\d$"})", "\u0663", false},
+      {R"({"pattern":"^\\p{Lu}+$","flags":"u"})", "\u00c9T\u00c9", true},
+      {R"({"pattern":"^\\p{Lu}$"})", "p{Lu}", true},  // without u: a literal p
   }));
   CAPTURE(spec, content.substr(0, 40));
   const Grade g = GradeWith("regex", json::parse(spec), content);
@@ -424,6 +433,14 @@ TEST_CASE("regex: spec errors", "[graders][regex]") {
       {R"({"patern":"a"})",
        "suite.yaml:4:5: regex grader: key 'patern': unknown key, did you mean 'pattern'?"},
       {R"({"pattern":"a","flags":"ims"})", ""},
+      // JavaScript's grammar: PCRE2-only syntax is refused, the u flag is strict about escapes.
+      {R"x({"pattern":"(?>a)"})x",
+       "suite.yaml:4:5: regex grader: key 'pattern': invalid group at offset 0"},
+      {R"({"pattern":"a++"})",
+       "suite.yaml:4:5: regex grader: key 'pattern': nothing to repeat at offset 2"},
+      {R"({"pattern":"\\q","flags":"u"})",
+       "suite.yaml:4:5: regex grader: key 'pattern': invalid escape at offset 0"},
+      {R"({"pattern":"\\q"})", ""},
   }));
   CHECK(SpecError("regex", json::parse(spec)) == message);
 }

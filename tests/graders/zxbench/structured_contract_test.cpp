@@ -518,7 +518,7 @@ TEST_CASE("zx structured_contract: what is not graded", "[graders][zxbench]") {
   }
   SECTION("the grader names itself and its version") {
     CHECK(grader->name() == "zxbench:structured_contract");
-    CHECK(grader->version() == "2");
+    CHECK(grader->version() == "3");
     const Grade grade = RunGrader(*grader, csv, kCsv);
     CHECK(grade.evidence.at("zx_evaluator") == "structured_contract_v2@a5f6a19f");
   }
