@@ -22,7 +22,8 @@ GraderRegistry::GraderRegistry() {
       MakeZxInstructionChecklistGrader, MakeZxStructuredContractGrader,
       MakeZxCodeRepairGrader,      MakeRepoTestsGrader,
       MakeZxToolCallTraceGrader,   MakeZxAgentTraceGrader,
-      MakeZxCanaryAuthorityGrader, MakeWorldGrader,
+      MakeZxCanaryAuthorityGrader, MakeZxCanaryAuthorityTextGrader,
+      MakeWorldGrader,
   };
   for (auto factory : factories) {
     std::unique_ptr<Grader> grader = factory();

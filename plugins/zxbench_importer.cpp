@@ -198,6 +198,12 @@ double AttackWeight(const json& entry) {
   return 1.0;  // zx-bench ignores other values
 }
 
+bool HasWorld(const json& entry) {
+  const json* requirements = Field(entry, "requirements");
+  return requirements != nullptr && requirements->is_object() &&
+         Field(*requirements, "executionWorld") != nullptr;
+}
+
 // Why an entry cannot run here ("" when it can). docs/zx-bench.md lists the cases.
 std::string SkipReason(const json& entry) {
   const json* status = Field(entry, "status");
@@ -226,10 +232,9 @@ std::string SkipReason(const json& entry) {
   if (in(kFromEntry)) {
     // runnable (code_repair also needs the sandbox and the language runtime: graders decide)
   } else if (in(kWorlds)) {
-    const json* requirements = Field(entry, "requirements");
-    const bool world = requirements != nullptr && requirements->is_object() &&
-                       Field(*requirements, "executionWorld") != nullptr;
-    if (!world) {
+    // canary_authority without a world is graded from the reply alone
+    // (zxbench:canary_authority_text); the traces need their world.
+    if (!HasWorld(entry) && grader != "canary_authority") {
       reason = "grader '" + grader +
                "' without requirements.executionWorld (a declarative trace) is not supported";
     }
@@ -316,7 +321,11 @@ Task MapEntry(json&& entry, const std::string& file_label, std::size_t index,
   }
 
   const std::string grader = StringField(entry, "grader");
-  task.grader = {{"type", "zxbench:" + grader}};
+  // A canary_authority entry without an execution world is scored from the reply, by its own
+  // grader (the world graders grade an episode record).
+  const bool declarative_canary = grader == "canary_authority" && !HasWorld(entry);
+  task.grader = {{"type", declarative_canary ? std::string("zxbench:canary_authority_text")
+                                             : "zxbench:" + grader}};
   if (const json* version = Field(entry, "graderVersion")) task.grader["grader_version"] = *version;
   task.declared_hash = entry["scenarioHash"].get<std::string>();
   task.grader["entry_hash"] = task.declared_hash;

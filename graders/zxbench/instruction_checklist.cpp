@@ -12,7 +12,8 @@
 // the v5/v6 contract changes the bank migration shows: inclusion's check.matchMode ("literal":
 // plain String.includes; "positive": the negation-aware mention search) and numeric_sequence's
 // firstLessThan / lastGreaterThan. The v6-only types paragraph_structure, sentence_structure and
-// section_reference are not reproduced: an entry using one is skipped with the reason.
+// section_reference follow checkRelationalStructure of the v6 file itself
+// (bboysky/ajubyte-model-lab at 22bb91d1, instruction_checklist_v6).
 // formatValidScore from responseState.ts, weightedScoreByCoverage from scoreAggregate.ts.
 //
 // Score, 0-100: format = 100, or 60 when cut by max_tokens and then round(60 * 0.7) = 42;
@@ -84,10 +85,8 @@ const std::vector<std::string> kReproducedTypes = {
     "exact_count", "paragraph_count", "sentence_count", "inclusion",    "ordered_inclusion",
     "exclusion",   "english_free",    "length",         "format",       "exact_order",
     "exact_word",  "conflict_resolution", "numeric_column", "numeric_sequence",
-    "line_structure", "json_valid"};
-// Types that only the unread v6 evaluator knows (the bank's migration script introduces them).
-const std::vector<std::string> kUnreproducedTypes = {"paragraph_structure", "sentence_structure",
-                                                     "section_reference"};
+    "line_structure", "json_valid", "paragraph_structure", "sentence_structure",
+    "section_reference"};
 
 bool Contains(const std::vector<std::string>& list, std::string_view s) {
   return std::find(list.begin(), list.end(), s) != list.end();
@@ -341,16 +340,14 @@ std::string ConstraintProblem(const json& constraint) {
   const json& type_value = Member(constraint, "type");
   if (!type_value.is_string()) return "has no string 'type'";
   const std::string& type = type_value.get_ref<const std::string&>();
-  if (!Contains(kReproducedTypes, type) && !Contains(kUnreproducedTypes, type)) {
-    std::vector<std::string> all = kReproducedTypes;
-    all.insert(all.end(), kUnreproducedTypes.begin(), kUnreproducedTypes.end());
+  if (!Contains(kReproducedTypes, type)) {
     std::string message = "has unknown type '" + type + "'";
-    const std::string suggestion = ClosestMatch(type, all);
+    const std::string suggestion = ClosestMatch(type, kReproducedTypes);
     if (!suggestion.empty()) message += ", did you mean '" + suggestion + "'?";
     return message;
   }
   const json& check = Member(constraint, "check");
-  if (check.is_null() && (type == "english_free" || Contains(kUnreproducedTypes, type))) return {};
+  if (check.is_null() && type == "english_free") return {};
   if (!check.is_object()) return "(" + type + ") needs a 'check' object";
 
   const auto number = [&](const char* key) -> std::string {
@@ -391,6 +388,23 @@ std::string ConstraintProblem(const json& constraint) {
       return "(exact_count) needs a non-empty string check.target";
     }
     problem = number("count");
+  } else if (type == "paragraph_structure" || type == "sentence_structure") {
+    // Number.isInteger on each; starts a non-empty array (v6's CONFIG_ERROR otherwise).
+    const auto integer = [&](const char* key) {
+      const json& v = Member(check, key);
+      return v.is_number() && std::isfinite(v.get<double>()) &&
+             std::floor(v.get<double>()) == v.get<double>();
+    };
+    if (type == "paragraph_structure") {
+      const json& starts = Member(check, "starts");
+      if (!starts.is_array() || starts.empty() || !integer("sentencesPerParagraph") ||
+          !integer("maxSentenceChars")) {
+        return "(paragraph_structure): check.starts (a non-empty array), "
+               "check.sentencesPerParagraph and check.maxSentenceChars (integers) are required";
+      }
+    } else if (!integer("count") || !integer("hanChars")) {
+      return "(sentence_structure): check.count and check.hanChars (integers) are required";
+    }
   } else if (type == "paragraph_count" || type == "sentence_count") {
     problem = number("count");
   } else if (type == "inclusion" || type == "conflict_resolution") {
@@ -1367,6 +1381,317 @@ Verdict CheckJsonValid(Context& ctx, const json& check) {
   return {true, "valid JSON (" + std::to_string(targets.size()) + " targets)"};
 }
 
+// ---- checkRelationalStructure (instruction_checklist_v6: paragraph_structure, sentence_structure,
+// section_reference), as bboysky/ajubyte-model-lab 22bb91d1's instructionChecklist.ts has it -----
+
+// Unicode punctuation (General_Category P) or JavaScript white space: /[\p{P}\s]/u on one code
+// point. Shared compiled patterns (Regex::CompileJavaScript with the u flag).
+bool IsPunctuationOrSpace(char32_t cp) {
+  if (IsJsSpace(cp)) return true;
+  static const auto punctuation = Regex::CompileJavaScript("^\\p{P}$", "u");
+  std::string one;
+  AppendUtf8(one, cp);
+  return punctuation->Match(one, true) == Regex::Result::kMatch;
+}
+
+// s.replace(/[\p{P}\s]/gu, '')
+std::string StripPunctuationAndSpace(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    const size_t start = i;
+    const char32_t cp = NextCodePoint(s, i);
+    if (!IsPunctuationOrSpace(cp)) out.append(s.substr(start, i - start));
+  }
+  return out;
+}
+
+size_t CodePoints(std::string_view s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++n) NextCodePoint(s, i);
+  return n;
+}
+
+bool IsSentenceEnd(char32_t cp) {
+  return cp == U'。' || cp == U'！' || cp == U'？' || cp == U'!' || cp == U'?';
+}
+
+// s.match(/[^。！？!?]+[。！？!?]/gu)?.map(v => v.trim()) ?? []: a run of other characters and one
+// terminator; doubled terminators and an unterminated tail are not sentences.
+std::vector<std::string> SplitSentences(std::string_view s) {
+  std::vector<std::string> sentences;
+  size_t run = std::string_view::npos;
+  for (size_t i = 0; i < s.size();) {
+    const size_t start = i;
+    const char32_t cp = NextCodePoint(s, i);
+    if (!IsSentenceEnd(cp)) {
+      if (run == std::string_view::npos) run = start;
+      continue;
+    }
+    if (run != std::string_view::npos) {
+      sentences.emplace_back(JsTrim(s.substr(run, i - run)));
+      run = std::string_view::npos;
+    }
+  }
+  return sentences;
+}
+
+// /[。！？!?]\s*$/.test(s)
+bool EndsWithTerminator(std::string_view s) {
+  size_t end = s.size();
+  while (end > 0) {
+    size_t k = end - 1;
+    while (k > 0 && (static_cast<unsigned char>(s[k]) & 0xC0) == 0x80) --k;
+    size_t at = k;
+    const char32_t cp = NextCodePoint(s, at);
+    if (IsJsSpace(cp)) {
+      end = k;
+      continue;
+    }
+    return IsSentenceEnd(cp);
+  }
+  return false;
+}
+
+bool OnlyHan(std::string_view s) {  // /^\p{Script=Han}+$/u
+  static const auto han = Regex::CompileJavaScript("^\\p{Script=Han}+$", "u");
+  return han->Match(s, true) == Regex::Result::kMatch;
+}
+
+bool HasNonHanCharacter(std::string_view s) {  // /[^\p{Script=Han}\p{P}\s]/u
+  static const auto other = Regex::CompileJavaScript("[^\\p{Script=Han}\\p{P}\\s]", "u");
+  return other->Match(s, false) == Regex::Result::kMatch;
+}
+
+// text.split(/\n[ \t]*\n+/), no filter.
+std::vector<std::string_view> SplitParagraphs(std::string_view text) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\n') continue;
+    size_t j = i + 1;
+    while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+    if (j >= text.size() || text[j] != '\n') continue;
+    while (j < text.size() && text[j] == '\n') ++j;
+    parts.push_back(text.substr(start, i - start));
+    start = j;
+    i = j - 1;
+  }
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+Verdict CheckParagraphStructure(Context& ctx, const json& check) {
+  const json& starts = check.at("starts");
+  const double max_chars = JsNumber(check.at("maxSentenceChars"));
+  const double per_paragraph = JsNumber(check.at("sentencesPerParagraph"));
+  const std::string text = NormalizeNewlines(JsTrim(ctx.text));
+  const std::vector<std::string_view> paragraphs = SplitParagraphs(text);
+  if (paragraphs.size() != starts.size()) return {false, "Incorrect paragraph count"};
+  for (size_t i = 0; i < paragraphs.size(); ++i) {
+    const std::string_view p = paragraphs[i];
+    const std::string at = "Paragraph " + std::to_string(i + 1) + ": ";
+    const std::string start = starts[i].is_string() ? starts[i].get<std::string>()
+                                                    : JsString(starts[i]);
+    if (JsTrim(p).substr(0, start.size()) != start) return {false, at + "incorrect first word"};
+    const std::vector<std::string> sentences = SplitSentences(p);
+    if (static_cast<double>(sentences.size()) != per_paragraph || !EndsWithTerminator(p)) {
+      return {false, at + "incorrect sentence structure"};
+    }
+    for (const std::string& s : sentences) {
+      if (static_cast<double>(CodePoints(StripPunctuationAndSpace(s))) > max_chars) {
+        return {false, at + "sentence too long"};
+      }
+    }
+    if (HasNonHanCharacter(p)) return {false, at + "disallowed character"};
+  }
+  return {true, "Structural relations satisfied"};
+}
+
+Verdict CheckSentenceStructure(Context& ctx, const json& check) {
+  const double count = JsNumber(check.at("count"));
+  const double han_chars = JsNumber(check.at("hanChars"));
+  const std::string_view text = JsTrim(ctx.text);
+  std::vector<std::string_view> parts;  // text.split('。')
+  for (size_t start = 0;;) {
+    const size_t at = text.find("。", start);
+    parts.push_back(text.substr(start, at == std::string_view::npos ? at : at - start));
+    if (at == std::string_view::npos) break;
+    start = at + std::string_view("。").size();
+  }
+  const std::string_view last = parts.back();
+  parts.pop_back();
+  if (!JsTrim(last).empty() || static_cast<double>(parts.size()) != count) {
+    return {false, "Expected period-terminated sentences"};
+  }
+  std::vector<std::string> content;
+  for (std::string_view part : parts) content.push_back(StripPunctuationAndSpace(part));
+  for (const std::string& s : content) {
+    if (!OnlyHan(s) || static_cast<double>(CodePoints(s)) != han_chars) {
+      return {false, "Incorrect Han character count or non-Han content"};
+    }
+  }
+  const json& suffix = Member(check, "lastSuffix");
+  if (Truthy(suffix)) {
+    const std::string want = suffix.is_string() ? suffix.get<std::string>() : JsString(suffix);
+    const std::string& final_sentence = content.empty() ? std::string() : content.back();
+    if (content.empty() || final_sentence.size() < want.size() ||
+        final_sentence.compare(final_sentence.size() - want.size(), want.size(), want) != 0) {
+      return {false, "Incorrect final sentence suffix"};
+    }
+  }
+  if (Member(check, "secondContainsFourthFirst") == true) {
+    std::string first = std::string(1, '\0');  // [...content[3] ?? ''][0] ?? '\0'
+    if (content.size() > 3 && !content[3].empty()) {
+      size_t i = 0;
+      NextCodePoint(content[3], i);
+      first = content[3].substr(0, i);
+    }
+    if (content.size() < 2 || content[1].find(first) == std::string::npos) {
+      return {false, "Sentence 2 does not contain sentence 4 first character"};
+    }
+  }
+  return {true, "Structural relations satisfied"};
+}
+
+bool IsLineTerminator(char32_t cp) { return cp == '\n' || cp == '\r' || cp == 0x2028 || cp == 0x2029; }
+
+struct Heading {
+  size_t index;   // where the match starts
+  size_t length;  // of the whole match
+  char letter;
+  std::string title;  // the second group
+};
+
+// [...text.matchAll(/^([ABC])[：:]([^\r\n]+)\r?$/gm)]: a line (after \n, \r, U+2028 or U+2029)
+// starting A, B or C, a colon, then the rest of the line.
+std::vector<Heading> FindHeadings(std::string_view text) {
+  std::vector<Heading> headings;
+  bool line_start = true;
+  for (size_t i = 0; i < text.size();) {
+    if (line_start && (text[i] == 'A' || text[i] == 'B' || text[i] == 'C')) {
+      size_t j = i + 1;
+      if (text.substr(j, 3) == "：") {
+        j += 3;
+      } else if (j < text.size() && text[j] == ':') {
+        j += 1;
+      } else {
+        j = std::string_view::npos;
+      }
+      if (j != std::string_view::npos) {
+        size_t end = j;
+        while (end < text.size() && text[end] != '\r' && text[end] != '\n') ++end;
+        if (end > j) {
+          size_t match_end = end;
+          if (end < text.size() && text[end] == '\r' &&
+              (end + 1 == text.size() || text[end + 1] == '\n')) {
+            match_end = end + 1;
+          }
+          headings.push_back({i, match_end - i, text[i], std::string(text.substr(j, end - j))});
+          i = match_end;
+          line_start = false;
+          continue;
+        }
+      }
+    }
+    const char32_t cp = NextCodePoint(text, i);
+    line_start = IsLineTerminator(cp);
+  }
+  return headings;
+}
+
+struct Fence {
+  size_t index, length;
+  std::string_view inner;  // the first group
+};
+
+// /```[^\r\n]*\r?\n([\s\S]*?)\r?\n```/g
+std::vector<Fence> FindFences(std::string_view text) {
+  std::vector<Fence> fences;
+  for (size_t q = text.find("```"); q != std::string_view::npos; q = text.find("```", q)) {
+    size_t j = q + 3;
+    while (j < text.size() && text[j] != '\r' && text[j] != '\n') ++j;
+    if (j < text.size() && text[j] == '\r') ++j;
+    if (j >= text.size() || text[j] != '\n') {
+      ++q;
+      continue;
+    }
+    const size_t inner = j + 1;
+    size_t close = std::string_view::npos, end = 0;
+    for (size_t k = inner; k < text.size(); ++k) {
+      if (text.substr(k, 5) == "\r\n```") {
+        close = k;
+        end = k + 5;
+        break;
+      }
+      if (text.substr(k, 4) == "\n```") {
+        close = k;
+        end = k + 4;
+        break;
+      }
+    }
+    if (close == std::string_view::npos) {
+      ++q;
+      continue;
+    }
+    fences.push_back({q, end - q, text.substr(inner, close - inner)});
+    q = end;
+  }
+  return fences;
+}
+
+Verdict CheckSectionReference(Context& ctx) {
+  const std::string_view text = ctx.text;
+  const std::vector<Heading> headings = FindHeadings(text);
+  std::string letters;
+  for (const Heading& h : headings) letters += h.letter;
+  const size_t first = headings.empty() ? text.size() : headings[0].index;
+  if (letters != "ABC" || !JsTrim(text.substr(0, first)).empty()) {
+    return {false, "Expected ordered A/B/C headings without preface"};
+  }
+  std::vector<std::string> bodies;
+  for (size_t i = 0; i < headings.size(); ++i) {
+    const size_t from = headings[i].index + headings[i].length;
+    const size_t to = i + 1 < headings.size() ? headings[i + 1].index : text.size();
+    bodies.emplace_back(JsTrim(text.substr(from, to > from ? to - from : 0)));
+  }
+  const std::vector<Fence> blocks = FindFences(text);
+  const auto two_lines = [](std::string_view inner) {  // .split(/\r?\n/).length === 2
+    const size_t nl = inner.find('\n');
+    return nl != std::string_view::npos && inner.find('\n', nl + 1) == std::string_view::npos;
+  };
+  if (blocks.size() != 1 ||
+      bodies[1].find(text.substr(blocks[0].index, blocks[0].length)) == std::string::npos ||
+      !two_lines(blocks[0].inner)) {
+    return {false, "B must contain exactly one two-line code block"};
+  }
+  std::vector<std::string> prose;
+  std::vector<std::vector<std::string>> sentences;
+  for (const std::string& body : bodies) {
+    std::string without;
+    size_t at = 0;
+    for (const Fence& f : FindFences(body)) {
+      without.append(body, at, f.index - at);
+      at = f.index + f.length;
+    }
+    without.append(body, at, std::string::npos);
+    prose.emplace_back(JsTrim(without));
+    sentences.push_back(SplitSentences(prose.back()));
+  }
+  for (size_t i = 0; i < prose.size(); ++i) {
+    if (sentences[i].size() != 2 || !EndsWithTerminator(prose[i]) ||
+        prose[i].find("```") != std::string::npos) {
+      return {false, "Each section requires two completed prose sentences"};
+    }
+  }
+  if (prose[0].find(std::string(JsTrim(headings[2].title))) == std::string::npos) {
+    return {false, "A does not reference the actual C title"};
+  }
+  if (std::find(sentences[2].begin(), sentences[2].end(), sentences[0][0]) == sentences[2].end()) {
+    return {false, "C does not repeat the actual first sentence of A"};
+  }
+  return {true, "Structural relations satisfied"};
+}
+
 Verdict CheckConstraint(Context& ctx, const std::string& type, const json& check) {
   if (type == "exact_count") return CheckExactCount(ctx, check);
   if (type == "paragraph_count") return CheckParagraphCount(ctx, check);
@@ -1384,6 +1709,9 @@ Verdict CheckConstraint(Context& ctx, const std::string& type, const json& check
   if (type == "numeric_sequence") return CheckNumericSequence(ctx, check);
   if (type == "line_structure") return CheckLineStructure(ctx, check);
   if (type == "json_valid") return CheckJsonValid(ctx, check);
+  if (type == "paragraph_structure") return CheckParagraphStructure(ctx, check);
+  if (type == "sentence_structure") return CheckSentenceStructure(ctx, check);
+  if (type == "section_reference") return CheckSectionReference(ctx);
   return {false, "unknown constraint type"};  // unreachable after validation
 }
 
@@ -1432,17 +1760,6 @@ class ZxInstructionChecklistGrader final : public Grader {
       return grade;
     }
     const json& constraints = spec.at("requirements").at("constraints");
-    for (const json& c : constraints) {
-      const std::string& type = c.at("type").get_ref<const std::string&>();
-      if (Contains(kUnreproducedTypes, type)) {
-        Grade grade = MakeGrade(0, std::move(evidence),
-                                "constraint type '" + type + "' (instruction_checklist_v6) is not "
-                                "reproduced by evalrun: zx-bench's v6 code for it was not "
-                                "available");
-        grade.status = GradeStatus::kSkipped;
-        return grade;
-      }
-    }
 
     Context ctx{output, std::nullopt};
     int passed = 0;

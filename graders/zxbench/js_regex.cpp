@@ -53,7 +53,8 @@ struct LineRegex::Code {
 LineRegex::LineRegex(std::unique_ptr<Code> code) : code_(std::move(code)) {}
 LineRegex::~LineRegex() = default;
 
-std::unique_ptr<LineRegex> LineRegex::Compile(const std::string& js_pattern, std::string* error) {
+std::unique_ptr<LineRegex> LineRegex::Compile(const std::string& js_pattern, std::string* error,
+                                              bool case_insensitive) {
   const auto translated = TranslateJsRegex(js_pattern, error);
   if (!translated) return nullptr;
   std::unique_ptr<pcre2_compile_context, CompileContextDeleter> context(
@@ -68,7 +69,7 @@ std::unique_ptr<LineRegex> LineRegex::Compile(const std::string& js_pattern, std
   pcre2_code* code = pcre2_compile(
       reinterpret_cast<PCRE2_SPTR>(translated->data()), translated->size(),
       PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_ALT_BSUX | PCRE2_DOLLAR_ENDONLY |
-          PCRE2_AUTO_CALLOUT,
+          PCRE2_AUTO_CALLOUT | (case_insensitive ? PCRE2_CASELESS : 0),
       &code_error, &offset, context.get());
   if (code == nullptr) {
     PCRE2_UCHAR message[256];
@@ -81,7 +82,8 @@ std::unique_ptr<LineRegex> LineRegex::Compile(const std::string& js_pattern, std
 }
 
 Regex::Result LineRegex::Exec(std::string_view subject, uint64_t* steps_left,
-                            std::vector<std::optional<std::string_view>>* groups) const {
+                              std::vector<std::optional<std::string_view>>* groups,
+                              size_t start) const {
   std::unique_ptr<pcre2_match_data, MatchDataDeleter> data(
       pcre2_match_data_create_from_pattern(code_->code.get(), nullptr));
   std::unique_ptr<pcre2_match_context, MatchContextDeleter> context(
@@ -92,7 +94,7 @@ Regex::Result LineRegex::Exec(std::string_view subject, uint64_t* steps_left,
   pcre2_set_heap_limit(context.get(), 64 * 1024);
   pcre2_set_callout(context.get(), SpendStep, steps_left);
   const int rc = pcre2_match(code_->code.get(), reinterpret_cast<PCRE2_SPTR>(subject.data()),
-                             subject.size(), 0, 0, data.get(), context.get());
+                             subject.size(), start, 0, data.get(), context.get());
   if (rc == PCRE2_ERROR_NOMATCH) return Regex::Result::kNoMatch;
   if (rc < 0) return Regex::Result::kGaveUp;
   if (groups != nullptr) {

@@ -33,15 +33,19 @@ constexpr uint64_t kLineStepBudget = 50'000'000;
 class LineRegex {
  public:
   // Throws nothing; nullptr with *error set for a pattern JavaScript or PCRE2 rejects.
-  static std::unique_ptr<LineRegex> Compile(const std::string& js_pattern, std::string* error);
+  // `case_insensitive` is the i flag.
+  static std::unique_ptr<LineRegex> Compile(const std::string& js_pattern, std::string* error,
+                                            bool case_insensitive = false);
   ~LineRegex();
   LineRegex(const LineRegex&) = delete;
   LineRegex& operator=(const LineRegex&) = delete;
 
   // exec(subject): kMatch with the groups (nullopt for a group that did not participate),
   // kNoMatch, or kGaveUp when the step budget `*steps_left` or a PCRE2 limit ran out.
+  // `start` is RegExp's lastIndex: the search begins there, look-behinds still see before it.
   Regex::Result Exec(std::string_view subject, uint64_t* steps_left,
-                     std::vector<std::optional<std::string_view>>* groups = nullptr) const;
+                     std::vector<std::optional<std::string_view>>* groups = nullptr,
+                     size_t start = 0) const;
 
  private:
   struct Code;

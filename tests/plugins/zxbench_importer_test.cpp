@@ -490,16 +490,22 @@ TEST_CASE("zx-bench: skip reasons", "[zxbench]") {
     entry["grader"] = grader;
     CHECK(reason(entry) == "");
   }
-  SECTION("execution worlds run; without a world they do not") {
+  SECTION("execution worlds run; without a world the traces do not") {
     json world = Entry("TC-CN-055-RECOVERY-1");
-    const std::string grader =
-        GENERATE(as<std::string>(), "agent_trace", "tool_call_trace", "canary_authority");
+    const std::string grader = GENERATE(as<std::string>(), "agent_trace", "tool_call_trace");
     world["grader"] = grader;
     CHECK(reason(world) == "");
     world["requirements"].erase("executionWorld");
     CHECK(reason(world) == "grader '" + grader +
                                "' without requirements.executionWorld (a declarative trace) is "
                                "not supported");
+  }
+  SECTION("canary_authority runs with a world and without one (declarative: the reply alone)") {
+    json world = Entry("TC-CN-055-RECOVERY-1");
+    world["grader"] = "canary_authority";
+    CHECK(reason(world) == "");
+    world["requirements"].erase("executionWorld");
+    CHECK(reason(world) == "");
   }
   SECTION("judge-led graders") {
     entry["grader"] = "hallucination_resistance";

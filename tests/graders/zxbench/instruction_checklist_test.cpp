@@ -217,6 +217,103 @@ TEST_CASE("zx instruction_checklist: IF-CN-006 scores as zx-bench scores it", "[
   });
 }
 
+json MoreEntry(const std::string& id) {
+  for (const auto& entry : json::parse(testing::ReadFixture("zx-bench/more_entries.json"))) {
+    if (entry.value("id", "") == id) return entry;
+  }
+  throw std::runtime_error("fixture entry " + id + " missing");
+}
+
+// The v6 structural types on the real entries IF-CN-023 (paragraph_structure alone), IF-CN-036
+// (sentence_structure, exclusion, exact_count) and IF-CN-039 (section_reference, exclusion), as
+// checkRelationalStructure (22bb91d1) decides them; totals are round(0.2 * 100 + 0.8 *
+// round(passed / total * 100)).
+TEST_CASE("zx instruction_checklist: paragraph, sentence and section structure (v6)",
+          "[graders][zxbench]") {
+  const auto grader = MakeZxInstructionChecklistGrader();
+  struct Row {
+    const char* name;
+    const char* id;
+    std::string output;
+    int zx_score;
+    const char* detail;  // the first constraint's detail
+  };
+  const std::string spring =
+      "春风拂面暖意浓。柳枝轻摇绿意生。燕子归来筑新巢。\n\n天空湛蓝白云飘。阳光洒落照大地。"
+      "万物复苏展生机。\n\n美丽花朵竞相开。桃红李白满山坡。蜜蜂蝴蝶忙采蜜。\n\n好雨知时润物细。"
+      "农人播种盼丰收。人间处处是春光。";
+  const auto replace = [](std::string text, const std::string& from, const std::string& to) {
+    return text.replace(text.find(from), from.size(), to);
+  };
+  const std::string ai =
+      "人工智能正在改变人类生活。机器学习让计算机拥有智能。医疗教育交通领域广泛应用。"
+      "机器人帮助人类完成繁重活。智能技术将会创造美好未来。";
+  const std::string sections =
+      "A：夏日指南\n夏天需要多喝水。下面的C部分题为秋日总结。\n\nB：代码示例\n这里给出一个示例。"
+      "代码如下所示。\n```python\nx = 1\nprint(x)\n```\n\nC：秋日总结\n夏天需要多喝水。秋天适合出游。";
+  const std::vector<Row> rows = {
+      {"four paragraphs as asked", "IF-CN-023", spring, 100, "Structural relations satisfied"},
+      {"CRLF and blank lines with spaces", "IF-CN-023",
+       replace(replace(spring, "\n\n", "\r\n  \r\n"), "\n\n", "\n\t\n"), 100,
+       "Structural relations satisfied"},
+      {"commas do not count towards the 20", "IF-CN-023",
+       replace(spring, "春风拂面暖意浓。", "春风轻轻拂面，暖意浓浓，吹过田野山岗和小河边。"),
+       100, "Structural relations satisfied"},
+      {"three paragraphs", "IF-CN-023", spring.substr(0, spring.rfind("\n\n")), 20,
+       "Incorrect paragraph count"},
+      {"a paragraph that starts wrong", "IF-CN-023", replace(spring, "天空湛蓝", "蓝天湛湛"), 20,
+       "Paragraph 2: incorrect first word"},
+      {"an unterminated last sentence", "IF-CN-023",
+       spring.substr(0, spring.size() - std::string("。").size()), 20,
+       "Paragraph 4: incorrect sentence structure"},
+      {"a sentence of 21 characters", "IF-CN-023",
+       replace(spring, "燕子归来筑新巢。", "燕子归来筑新巢燕子归来筑新巢燕子归来筑新巢。"), 20,
+       "Paragraph 1: sentence too long"},
+      {"a Latin letter", "IF-CN-023", replace(spring, "桃红李白", "桃红AI"), 20,
+       "Paragraph 3: disallowed character"},
+      {"a digit", "IF-CN-023", replace(spring, "农人播种", "农人3种"), 20,
+       "Paragraph 4: disallowed character"},
+      {"five sentences of twelve", "IF-CN-036", ai, 100, "Structural relations satisfied"},
+      {"sentence 4 starts with a character sentence 2 lacks", "IF-CN-036",
+       replace(ai, "机器人帮助人类完成繁重活", "自动驾驶帮助人类安全出行"), 74,
+       "Sentence 2 does not contain sentence 4 first character"},
+      {"the last sentence ends otherwise", "IF-CN-036",
+       replace(ai, "智能技术将会创造美好未来", "智能技术将会创造美好明天"), 74,
+       "Incorrect final sentence suffix"},
+      {"thirteen characters in one", "IF-CN-036",
+       replace(ai, "医疗教育交通领域广泛应用", "医疗教育交通领域都广泛应用"), 74,
+       "Incorrect Han character count or non-Han content"},
+      {"no final period", "IF-CN-036", ai.substr(0, ai.size() - std::string("。").size()), 74,
+       "Expected period-terminated sentences"},
+      {"three sections as asked", "IF-CN-039", sections, 100, "Structural relations satisfied"},
+      {"CRLF line ends", "IF-CN-039",
+       [&] {
+         std::string crlf;
+         for (char c : sections) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+         return crlf;
+       }(),
+       100, "Structural relations satisfied"},
+      {"a preface", "IF-CN-039", "说明如下\n" + sections, 60,
+       "Expected ordered A/B/C headings without preface"},
+      {"C does not repeat A's first sentence", "IF-CN-039",
+       replace(sections, "C：秋日总结\n夏天需要多喝水。", "C：秋日总结\n冬天需要多保暖。"), 60,
+       "C does not repeat the actual first sentence of A"},
+      {"A does not name C's title", "IF-CN-039", replace(sections, "题为秋日总结", "题为别的"), 60,
+       "A does not reference the actual C title"},
+      {"a three-line code block", "IF-CN-039", replace(sections, "print(x)\n", "print(x)\ny = 2\n"),
+       60, "B must contain exactly one two-line code block"},
+  };
+  for (const Row& row : rows) {
+    SECTION(row.name) {
+      const Grade grade = RunGrader(*grader, MoreEntry(row.id), row.output);
+      INFO(grade.reason << " " << grade.evidence.dump());
+      CHECK(grade.status == GradeStatus::kGraded);
+      CHECK(ZxScore(grade) == row.zx_score);
+      CHECK(grade.evidence["constraints"][0]["detail"] == row.detail);
+    }
+  }
+}
+
 TEST_CASE("zx instruction_checklist: what is not graded", "[graders][zxbench]") {
   const auto grader = MakeZxInstructionChecklistGrader();
   const json entry = FixtureEntry("IF-CN-006");
@@ -226,12 +323,6 @@ TEST_CASE("zx instruction_checklist: what is not graded", "[graders][zxbench]") 
       CHECK(grade.status == GradeStatus::kNoAnswer);
       CHECK(ZxScore(grade) == 0);
     }
-  }
-  SECTION("a v6-only constraint type is skipped with the reason") {
-    const Grade grade = RunGrader(*grader, BankEntry("IF-CN-036"), "人工智能改变世界。");
-    CHECK(grade.status == GradeStatus::kSkipped);
-    CHECK(grade.reason.find("sentence_structure") != std::string::npos);
-    CHECK(RunGrader(*grader, BankEntry("IF-CN-039"), "A：标题").status == GradeStatus::kSkipped);
   }
   SECTION("malformed requirements met at run time are an environment error, as in zx-bench") {
     json broken = entry;
@@ -644,6 +735,14 @@ TEST_CASE("zx instruction_checklist: CheckSpec rejects malformed requirements", 
        Single("numeric_sequence", {{"linePattern", "."}, {"valuePattern", "(\\d+)"}}),
        "requirements.constraints[0] (id 't') (numeric_sequence) asserts nothing: give order or "
        "consecutive"},
+      {"paragraph_structure without starts",
+       Single("paragraph_structure", {{"sentencesPerParagraph", 3}, {"maxSentenceChars", 20}}),
+       "requirements.constraints[0] (id 't') (paragraph_structure): check.starts (a non-empty "
+       "array), check.sentencesPerParagraph and check.maxSentenceChars (integers) are required"},
+      {"sentence_structure with a fractional count",
+       Single("sentence_structure", {{"count", 2.5}, {"hanChars", 12}}),
+       "requirements.constraints[0] (id 't') (sentence_structure): check.count and check.hanChars "
+       "(integers) are required"},
       {"line_structure bad odd pattern",
        Single("line_structure", {{"linePattern", "."}, {"oddPattern", "(["}}),
        "requirements.constraints[0] (id 't') (line_structure): check.oddPattern is not a valid "
