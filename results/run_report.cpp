@@ -549,7 +549,11 @@ std::string MdHeadline(const RunScores& s) {
   out += " · coverage: " + CoverageText(s.coverage);
   out += fmt::format(" · pass rate {} ({}/{})", Percent(s.passed, s.scored_tasks), s.passed,
                      s.scored_tasks);
-  return out + "\n\n";
+  out += "\n\n";
+  if (s.comparability.applies) {
+    out += "**zx-bench:** " + MdText(ComparabilityText(s.comparability)) + "\n\n";
+  }
+  return out;
 }
 
 std::string MdReasons(const std::string& title, const std::vector<ReasonCount>& reasons) {
@@ -1012,13 +1016,61 @@ std::string SetupLine(const RunData& run) {
   return parts.empty() ? "no labels, context or server build reported" : Join(parts, " · ");
 }
 
+// A skip zx-bench's own official runs make too: an entry whose status is not `valid`
+// (plugins/zxbench_importer.cpp words it "status '<s>': ..." or "no status: ...").
+bool ZxOfficialSkip(const std::string& reason) {
+  return reason.rfind("status '", 0) == 0 || reason.rfind("no status:", 0) == 0;
+}
+
+Comparability ZxComparability(const RunData& run, const std::map<std::string, int64_t>& tasks,
+                              const std::map<std::string, int64_t>& left_out,
+                              const std::vector<DimensionScore>& dimensions, int64_t not_run) {
+  Comparability c;
+  c.applies = run.info.suite_format == "zxbench";
+  if (!c.applies) return c;
+  const auto count = [](const std::map<std::string, int64_t>& m, const std::string& key) {
+    const auto it = m.find(key);
+    return it == m.end() ? int64_t{0} : it->second;
+  };
+  for (const auto& [name, weight] : run.info.dimension_weights) {
+    if (weight <= 0) continue;
+    const auto d = std::find_if(dimensions.begin(), dimensions.end(),
+                                [&](const DimensionScore& x) { return x.dimension == name; });
+    const int64_t out = count(left_out, name);
+    c.left_out += out;
+    if (d == dimensions.end()) {
+      c.gaps.push_back(name + ": no entries");
+    } else if (!d->has_score) {
+      c.gaps.push_back(fmt::format("{}: no score ({} left out)", name, out));
+    } else if (out > 0) {
+      c.gaps.push_back(fmt::format("{}: {} of {} left out", name, out, count(tasks, name)));
+    }
+  }
+  if (not_run > 0) {
+    c.gaps.push_back(fmt::format("{} planned tasks not run", not_run));
+    c.left_out += not_run;
+  }
+  c.complete = c.gaps.empty();
+  return c;
+}
+
 }  // namespace
+
+std::string ComparabilityText(const Comparability& c) {
+  if (!c.applies) return "";
+  if (c.complete) {
+    return "comparable with zx-bench's overall: every dimension scored, no entry left out";
+  }
+  return fmt::format("partial, not zx-bench's overall: {} entries left out ({})", c.left_out,
+                     Join(c.gaps, "; "));
+}
 
 RunScores ScoreRun(const RunData& run) {
   RunScores s;
   Coverage& c = s.coverage;
   std::map<std::string, DimensionParts> dimensions;
   std::map<std::string, int64_t> skipped_reasons, env_error_reasons;
+  std::map<std::string, int64_t> dimension_tasks, dimension_left_out;  // zx-bench comparability
   std::vector<double> decode, ttft, prefill;
   decode.reserve(run.tasks.size());
   ttft.reserve(run.tasks.size());
@@ -1030,10 +1082,12 @@ RunScores ScoreRun(const RunData& run) {
     DimensionScore& d = parts.figures;
     ++c.finished;
     ++c.by_status[GradeStatusName(status)];
+    ++dimension_tasks[task.dimension];
     if (status == GradeStatus::kSkipped) {
       ++c.skipped;
       ++d.skipped;
       ++skipped_reasons[task.grade.reason];
+      if (!ZxOfficialSkip(task.grade.reason)) ++dimension_left_out[task.dimension];
     } else {
       ++c.run;
     }
@@ -1127,6 +1181,8 @@ RunScores ScoreRun(const RunData& run) {
                    [](const DimensionScore& a, const DimensionScore& b) {
                      return a.suite_weight > b.suite_weight;
                    });
+  s.comparability =
+      ZxComparability(run, dimension_tasks, dimension_left_out, s.dimensions, c.not_run);
   return s;
 }
 
@@ -1226,6 +1282,10 @@ std::string RenderRunHtml(const RunData& run, const std::string& result_hash) {
   out += " · coverage: " + MarkupText(CoverageText(s.coverage));
   out += fmt::format(" · pass rate {} ({}/{})</p>\n", Percent(s.passed, s.scored_tasks), s.passed,
                      s.scored_tasks);
+  if (s.comparability.applies) {
+    out += "<p class=\"headline\"><strong>zx-bench:</strong> " +
+           MarkupText(ComparabilityText(s.comparability)) + "</p>\n";
+  }
 
   out += "<h2>Scores by dimension</h2>\n" + ScoreChart(s) + "\n";
   std::vector<std::vector<std::string>> rows;
@@ -1298,7 +1358,7 @@ std::string RenderCardSvg(const RunData& run, const std::string& result_hash) {
       .x = 24, .y = 118, .label_width = 170, .bar_width = 250, .row_height = 20, .label_chars = 24};
   const int width = 760;  // the protocol line of a fast GPU ("pp512 34589 ± 1636 t/s ...") fits
   const double footer = bars.y + BarsHeight(s, bars) + 8;
-  const int height = static_cast<int>(footer + 124);
+  const int height = static_cast<int>(footer + 124 + (s.comparability.applies ? 20 : 0));
   std::string out = SvgOpen(width, height, "evalrun result card", true);
   out += SvgRect(0.5, 0.5, width - 1, height - 1, R"(fill="#fff" stroke="#ccc" rx="8")");
   out += SvgText(24, 34, Truncate(CleanText(ModelName(run)), 44),
@@ -1332,14 +1392,21 @@ std::string RenderCardSvg(const RunData& run, const std::string& result_hash) {
                  kMuted);
   out += SvgText(24, footer + 40, Truncate(CleanText(SetupLine(run)), 90));
   out += SvgText(24, footer + 60, "coverage: " + CoverageText(s.coverage));
-  out += SvgText(24, footer + 80,
+  double next = footer + 80;
+  if (s.comparability.applies) {
+    out += SvgText(24, next, Truncate(CleanText("zx-bench: " + ComparabilityText(s.comparability)),
+                                      104),
+                   s.comparability.complete ? "" : R"(font-weight="bold")");
+    next += 20;
+  }
+  out += SvgText(24, next,
                  Truncate(CleanText(SuiteText(run.info) + " · run " + run.info.id +
                                     (run.info.evalrun_version.empty()
                                          ? std::string()
                                          : " · evalrun " + run.info.evalrun_version)),
                           90),
                  kMuted);
-  out += SvgText(24, footer + 100,
+  out += SvgText(24, next + 20,
                  "result hash: " + (result_hash.empty() ? std::string("—")
                                                         : Truncate(CleanText(result_hash), 80)),
                  kMuted);

@@ -97,6 +97,18 @@ struct TaskSpeed {
   int64_t failed_requests = 0;
 };
 
+// zx-bench runs: whether the overall can be set beside zx-bench's own. It can when every
+// dimension zx-bench weighs has a score and none of its entries was left out (skipped, or never
+// run); entries zx-bench itself leaves out of official runs (status other than valid) and replies
+// it leaves out (empty, environment errors) do not count.
+struct Comparability {
+  bool applies = false;   // a zx-bench suite
+  bool complete = false;  // comparable with zx-bench's overall
+  // "hallucination_resistance: no score (12 left out)", "program: 7 of 16 left out", ...
+  std::vector<std::string> gaps;
+  int64_t left_out = 0;  // entries left out in all
+};
+
 struct RunScores {
   std::vector<DimensionScore> dimensions;  // by suite weight (largest first), then by name
   bool has_score = false;                  // some dimension has a score with positive suite weight
@@ -106,9 +118,15 @@ struct RunScores {
   int64_t scored_tasks = 0;
   int64_t passed = 0;  // of scored_tasks
   Coverage coverage;
+  Comparability comparability;
   TokenTotals tokens;
   TaskSpeed speed;
 };
+
+// The one line the report and the card give a zx-bench run's comparability: "comparable with
+// zx-bench's overall: every dimension scored, no entry left out" or "partial, not zx-bench's
+// overall: 19 entries left out (program: 7 of 16 left out; ...)"; "" for other suites.
+std::string ComparabilityText(const Comparability& c);
 
 // Every figure of the report. Deterministic: the same RunData gives the same numbers, bit for
 // bit. Never throws.

@@ -424,6 +424,65 @@ TEST_CASE("run report: dimension weights", "[report]") {
   }
 }
 
+TEST_CASE("run report: a zx-bench run says whether its overall is zx-bench's", "[report]") {
+  RunData run;
+  run.info = Info();
+  run.info.suite_format = "zxbench";
+  run.info.dimension_weights = {{"program", 0.17}, {"reasoning_math", 0.12},
+                                {"hallucination_resistance", 0.12}};
+  run.info.planned_tasks = 6;
+  run.tasks = {Task("p1", "program", 1, GradeStatus::kGraded, 1, true),
+               Task("p2", "program", 1, GradeStatus::kGraded, 0, false),
+               Task("r1", "reasoning_math", 1, GradeStatus::kGraded, 1, true),
+               Task("h1", "hallucination_resistance", 1, GradeStatus::kGraded, 1, true),
+               // zx-bench's official runs leave draft entries out too: no gap
+               Task("r2", "reasoning_math", 1, GradeStatus::kSkipped, 0, false,
+                    "status 'draft': only valid entries run officially"),
+               // an empty reply and an environment error are left out by zx-bench as well
+               Task("p3", "program", 1, GradeStatus::kEnvError, 0, false, "sandbox failed")};
+  SECTION("every weighted dimension scored, nothing skipped: comparable") {
+    const RunScores s = ScoreRun(run);
+    CHECK(s.comparability.applies);
+    CHECK(s.comparability.complete);
+    const std::string expected =
+        "comparable with zx-bench's overall: every dimension scored, no entry left out";
+    CHECK(ComparabilityText(s.comparability) == expected);
+    CHECK(RenderRunMarkdown(run).find("**zx-bench:** " + expected) != std::string::npos);
+    CHECK(RenderCardSvg(run).find("zx-bench: comparable with zx-bench&#39;s overall") !=
+          std::string::npos);
+  }
+  SECTION("a dimension with no score and entries skipped: partial, naming them") {
+    run.tasks[3] = Task("h1", "hallucination_resistance", 1, GradeStatus::kSkipped, 0, false,
+                        "needs a judge model (zx-bench grades 'hallucination_resistance' with "
+                        "an LLM judge)");
+    run.tasks.push_back(Task("p4", "program", 1, GradeStatus::kSkipped, 0, false,
+                             "needs the Docker image python:3.12-alpine"));
+    run.info.planned_tasks = 8;  // one planned task never ran
+    const RunScores s = ScoreRun(run);
+    CHECK_FALSE(s.comparability.complete);
+    CHECK(s.comparability.left_out == 3);
+    const std::string expected =
+        "partial, not zx-bench's overall: 3 entries left out (hallucination_resistance: no score "
+        "(1 left out); program: 1 of 4 left out; 1 planned tasks not run)";
+    CHECK(ComparabilityText(s.comparability) == expected);
+    std::string escaped = expected;  // HTML: the apostrophe is a character reference
+    escaped.replace(escaped.find('\''), 1, "&#39;");
+    CHECK(RenderRunHtml(run).find("<strong>zx-bench:</strong> " + escaped) != std::string::npos);
+    CHECK(RenderCardSvg(run).find("zx-bench: partial, not zx-bench&#39;s overall") !=
+          std::string::npos);
+  }
+  SECTION("a weighted dimension with no entries at all") {
+    run.info.dimension_weights["agent_loop"] = 0.03;
+    CHECK(ComparabilityText(ScoreRun(run).comparability) ==
+          "partial, not zx-bench's overall: 0 entries left out (agent_loop: no entries)");
+  }
+  SECTION("other suites say nothing") {
+    run.info.suite_format = "evalrun";
+    CHECK_FALSE(ScoreRun(run).comparability.applies);
+    CHECK(RenderRunMarkdown(run).find("zx-bench:**") == std::string::npos);
+  }
+}
+
 TEST_CASE("run report: markdown shows the score with its interval and coverage beside it",
           "[report]") {
   const std::string md = RenderRunMarkdown(SmallRun());
