@@ -99,6 +99,16 @@ void CheckGraderSpecs(const Suite& suite) {
   }
 }
 
+void MarkUnrunnableTasks(Suite& suite) {
+  const GraderRegistry& registry = GraderRegistry::Builtin();
+  for (Task& task : suite.tasks) {
+    if (!task.skip_reason.empty()) continue;
+    const Grader* grader = registry.Find(task.grader.value("type", ""));
+    if (grader == nullptr) continue;
+    task.skip_reason = grader->Unrunnable(GraderSpec(task));
+  }
+}
+
 Grade GradeOutput(const Task& task, const Output& output, const GradeContext& context) {
   Grade grade;
   grade.status = GradeStatus::kSkipped;

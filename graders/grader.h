@@ -36,6 +36,10 @@ GraderVersions NativeGraderVersions();
 // lists them)"). Tasks with a skip_reason are left alone.
 void CheckGraderSpecs(const Suite& suite);
 
+// Gives every task without a skip_reason its grader's Unrunnable reason, if any (after
+// CheckGraderSpecs).
+void MarkUnrunnableTasks(Suite& suite);
+
 // Grades one output of one task: extraction once for all graders (graders/framework/answer.h), the status
 // rules (unclosed <think> -> no_answer; cut by max_tokens before any answer -> budget_exhausted),
 // then the task's grader. Fills grade.grader and grade.grader_version.

@@ -47,6 +47,7 @@ LoadedSuite LoadSuite(const std::string& spec, const ResolveOptions& options) {
   suite.commit = resolved.commit;
   suite.tree = resolved.tree;
   CheckGraderSpecs(suite);  // configuration errors surface at load, naming the task
+  MarkUnrunnableTasks(suite);  // what no answer could be graded for here: skipped, not asked
   LoadedSuite loaded;
   loaded.suite = std::move(suite);
   loaded.root = resolved.format == "evalrun" ? resolved.path : "";

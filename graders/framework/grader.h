@@ -44,6 +44,14 @@ class Grader {
   // (bounded work: regex match limits, size caps).
   virtual Grade Run(const nlohmann::json& spec, const Answer& answer,
                     const GradeContext& context) const = 0;
+  // Why this task cannot be graded on this host whatever the model answers ("" when it can),
+  // from the spec and the host alone (an execution contract evalrun does not run, a runtime not
+  // installed). Asked once when the suite loads: `evalrun validate` and the run then skip the
+  // same tasks, and the model is not asked for an answer nobody can grade.
+  virtual std::string Unrunnable(const nlohmann::json& spec) const {
+    (void)spec;
+    return {};
+  }
   // Agent graders grade an episode record (the JSON document an agent task stores as its
   // output: a world's calls and final state, a repository's diff), not a model's answer: they
   // get it verbatim in Answer::text, with no think-block extraction and no empty-answer rule.

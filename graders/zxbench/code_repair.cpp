@@ -841,6 +841,18 @@ Availability CheckAvailability(const json& spec, std::string_view language) {
   return a;
 }
 
+// Why a usable isolatedJson contract does not run here ("" when it does).
+std::string UnrunnableContract(const json& contract, const std::string& language) {
+  const std::string protocol = contract["protocol"].get<std::string>();
+  const bool runnable = (protocol == "isolated-json-v1" &&
+                         (language == "javascript" || language == "python")) ||
+                        (protocol == "isolated-json-v2" && language == "python");
+  if (runnable) return {};
+  return "evalrun does not run " + protocol + " contracts for " + language +
+         (language == "typescript" ? " (zx-bench transpiles with the TypeScript compiler first)"
+                                   : "");
+}
+
 // ---- Running the contract in the sandbox --------------------------------------------------------
 
 // The driver: stdout carries only the results; everything the candidate prints goes to stderr;
@@ -1371,6 +1383,30 @@ class ZxCodeRepairGrader final : public Grader {
     }
   }
 
+  // What Evaluate would skip before reading the answer: an entry zx-bench leaves unmeasured, a
+  // contract kind or protocol evalrun does not run, a runtime this host lacks. A `no_bug` trap
+  // is scored from the text alone and always runs.
+  std::string Unrunnable(const json& spec) const override {
+    if (!spec.is_object() || Member(spec, "expectedVerdict") == "no_bug") return {};
+    const std::string language = ScorerLanguage(spec);
+    const Availability availability = CheckAvailability(spec, language);
+    if (!availability.unmeasured.empty()) {
+      return "zx-bench leaves this entry unmeasured: " + availability.unmeasured;
+    }
+    if (availability.contract == nullptr) {
+      return "evalrun does not run zx-bench's " + availability.other_key + " contracts";
+    }
+    if (std::string why = UnrunnableContract(*availability.contract, language); !why.empty()) {
+      return why;
+    }
+    const Runtime runtime = RuntimeFor(language);
+    if (FindSandboxProgram(runtime.program).empty()) {
+      return std::string(runtime.program) + " is not installed (install Debian's " +
+             (language == "python" ? "python3" : "nodejs") + " package)";
+    }
+    return {};
+  }
+
   Grade Run(const json& spec, const Answer& answer, const GradeContext& context) const override {
     try {
       return Evaluate(spec, answer, context);
@@ -1410,17 +1446,10 @@ class ZxCodeRepairGrader final : public Grader {
     }
 
     const json& contract = *availability.contract;
-    const std::string protocol = contract["protocol"].get<std::string>();
-    const bool runnable = (protocol == "isolated-json-v1" &&
-                           (language == "javascript" || language == "python")) ||
-                          (protocol == "isolated-json-v2" && language == "python");
-    if (!runnable) {
-      return Status(GradeStatus::kSkipped,
-                    "evalrun does not run " + protocol + " contracts for " + language +
-                        (language == "typescript" ? " (zx-bench transpiles with the TypeScript "
-                                                    "compiler first)"
-                                                  : ""));
+    if (std::string why = UnrunnableContract(contract, language); !why.empty()) {
+      return Status(GradeStatus::kSkipped, why);
     }
+    const std::string protocol = contract["protocol"].get<std::string>();
 
     const Sandbox* sandbox = context.sandbox;
     if (sandbox == nullptr && context.unsafe_no_sandbox) sandbox = UnsafeFallback();

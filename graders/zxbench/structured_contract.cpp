@@ -530,6 +530,15 @@ class ZxStructuredContractGrader final : public Grader {
     }
   }
 
+  // The contract's own skip (a format or schema feature not reproduced) is known from the entry.
+  std::string Unrunnable(const json& spec) const override {
+    try {
+      return ReadContract(spec).skip;
+    } catch (const std::exception&) {
+      return {};  // CheckSpec refused it already, or Run says why
+    }
+  }
+
   Grade Run(const json& spec, const Answer& answer,
             const GradeContext& /*context*/) const override {
     try {

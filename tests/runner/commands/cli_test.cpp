@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "tests/support/catch.h"
@@ -244,4 +245,57 @@ TEST_CASE("cli: the zx-bench bank at a commit loads, every scenarioHash verified
   CHECK_THAT(edited.err, Catch::Contains("entry 'RM-CN-023' (index 0): scenarioHash is 6daf2a85974d06a5 "
                                          "but its content hashes to "));
   std::system(("rm -rf " + repo).c_str());
+}
+
+// validate predicts what a run skips: the same reasons, the same counts, on 43 real entries of
+// the bank (tests/fixtures/zx-bench/more_entries.json), and the run asks the model only for the
+// seven it can grade.
+TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][tasks]") {
+  const std::string dir = "/tmp/evalrun-cli-zx-skips-" + std::to_string(getpid());
+  const std::string setup =
+      "rm -rf " + dir + " && mkdir -p " + dir + "/repo/data/scenarios && cp " +
+      EVALRUN_TEST_FIXTURES + "/zx-bench/more_entries.json " + dir +
+      "/repo/data/scenarios/benchmark.json && cd " + dir +
+      "/repo && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm bank";
+  REQUIRE(std::system(setup.c_str()) == 0);
+  const Run validate = Evalrun("validate zx-bench@HEAD --suite-repo " + dir + "/repo");
+  REQUIRE(validate.code == 0);
+  CHECK_THAT(validate.out, Catch::Contains("runnable here: 7, skipped: 36"));
+  // "  <reason>   <count>" rows after the header: reason -> count.
+  std::map<std::string, int> predicted;
+  std::istringstream lines(validate.out.substr(validate.out.find("skipped because")));
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line)) {
+    const size_t end = line.find_last_not_of(' ', line.find_last_of(' '));
+    const size_t count_at = line.find_last_of(' ') + 1;
+    predicted[line.substr(2, end - 1)] = std::stoi(line.substr(count_at));
+  }
+  CHECK(predicted["evalrun does not run zx-bench's isolatedPythonJson contracts"] == 4);
+  CHECK(predicted["grader 'schema_compliance' is not known to evalrun"] == 7);
+
+  evalrun::MockConfig m;
+  m.ttft_ms = 1;
+  m.decode_tps = 0;
+  evalrun::MockServer mock(m);
+  mock.Start();
+  const Run run = Evalrun("suite zx-bench@HEAD --suite-repo " + dir + "/repo --endpoint " +
+                          mock.base_url() + " --no-speed -q --db " + dir + "/r.db --out " + dir +
+                          "/report");
+  CHECK(run.code == 0);
+  const std::string report = Slurp(dir + "/report/report.md");
+  std::map<std::string, int> skipped;  // "- N × reason" under "### Skipped"
+  std::istringstream report_lines(report.substr(report.find("### Skipped")));
+  std::getline(report_lines, line);
+  while (std::getline(report_lines, line)) {
+    if (line.empty()) continue;
+    if (line.rfind("- ", 0) != 0) break;
+    const size_t times = line.find(" × ");
+    skipped[line.substr(times + std::string(" × ").size())] = std::stoi(line.substr(2, times - 2));
+  }
+  CHECK(skipped == predicted);
+  CHECK(mock.chat_requests() == 7);  // only the entries it can grade reached the model
+  CHECK_THAT(report, Catch::Contains("**zx-bench:** partial, not zx-bench's overall: 36 entries "
+                                     "left out"));
+  std::system(("rm -rf " + dir).c_str());
 }
