@@ -772,6 +772,142 @@ bool ProtocolSupportsLanguage(std::string_view protocol, std::string_view langua
   return language == "javascript" || language == "typescript" || language == "python";
 }
 
+// ---- requirements.isolatedPythonJson (isolated-python-json-v1) ----------------------------------
+
+// The adapters the harness knows (isolatedPythonJson.ts): each names the functions it calls.
+constexpr std::array<std::string_view, 13> kPythonAdapters = {
+    "mutable-default", "group-by",  "paginate",  "accumulator", "apply-once",
+    "topo-order",      "pair-sum",  "fetch-all", "histogram",   "sql-param",
+    "path-safe",       "lazy-property", "shape-sequence"};
+
+bool IsSafeIndex(const json& v) {
+  return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0) ||
+         (v.is_number_float() && v.get<double>() >= 0 && v.get<double>() <= 9007199254740991.0 &&
+          std::floor(v.get<double>()) == v.get<double>());
+}
+
+// One host-side predicate (jsonValuePredicate.ts): {"equals": V} or {"all": [{path, equals} |
+// {path, approx: {value, absoluteTolerance, inclusive}}, ...]}, each with exactly its keys.
+bool ValidPredicate(const json& p) {
+  if (!p.is_object() || p.size() != 1) return false;
+  if (p.contains("equals")) return IsJsonValue(p["equals"]);
+  const json& all = Member(p, "all");
+  if (!all.is_array() || all.empty() || all.size() > 100) return false;
+  for (const json& check : all) {
+    if (!check.is_object() || check.size() != 2) return false;
+    const json& path = Member(check, "path");
+    if (!path.is_array() || path.size() > 32) return false;
+    for (const json& key : path) {
+      if (!key.is_string() && !IsSafeIndex(key)) return false;
+    }
+    if (check.contains("equals")) {
+      if (!IsJsonValue(check["equals"])) return false;
+    } else {
+      const json& approx = Member(check, "approx");
+      if (!approx.is_object() || approx.size() != 3) return false;
+      const json& value = Member(approx, "value");
+      const json& tolerance = Member(approx, "absoluteTolerance");
+      if (!value.is_number() || !std::isfinite(value.get<double>()) || !tolerance.is_number() ||
+          !std::isfinite(tolerance.get<double>()) || !(tolerance.get<double>() > 0) ||
+          !Member(approx, "inclusive").is_boolean()) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// validIsolatedPythonJsonContract.
+bool ValidPythonContract(const json& c) {
+  if (!c.is_object() || Member(c, "protocol") != "isolated-python-json-v1") return false;
+  const json& adapter = Member(c, "adapter");
+  if (!adapter.is_string() ||
+      std::find(kPythonAdapters.begin(), kPythonAdapters.end(), adapter.get<std::string>()) ==
+          kPythonAdapters.end()) {
+    return false;
+  }
+  const json& cases = Member(c, "cases");
+  if (!IsIdentifier(Member(c, "entrypoint")) || !cases.is_array() || cases.empty() ||
+      cases.size() > 20) {
+    return false;
+  }
+  std::set<std::string> ids;
+  for (const auto& t : cases) {
+    const json& id = Member(t, "id");
+    if (!t.is_object() || !id.is_string() || !ids.insert(id.get<std::string>()).second) {
+      return false;
+    }
+    const json& calls = Member(t, "calls");
+    if (!calls.is_array() || calls.empty() || calls.size() > 20) return false;
+    for (const auto& args : calls) {
+      if (!args.is_array() || !IsJsonValue(args) ||
+          CanonicalJson(args, KeyOrder::kJavaScript).size() >= 65536) {
+        return false;
+      }
+    }
+    const json& expected = Member(t, "expected");
+    if (!expected.is_array() || expected.size() != calls.size() || !IsJsonValue(expected)) {
+      return false;
+    }
+    for (const auto& predicate : expected) {
+      if (!ValidPredicate(predicate)) return false;
+    }
+  }
+  return true;
+}
+
+// Object.hasOwn navigation: an object by key (a number is its decimal key), an array by index
+// (a string that is a canonical index counts).
+const json* Navigate(const json& value, const json& path) {
+  const json* at = &value;
+  for (const json& key : path) {
+    if (at->is_object()) {
+      const std::string name =
+          key.is_string() ? key.get<std::string>() : std::to_string(key.get<uint64_t>());
+      const auto it = at->find(name);
+      if (it == at->end()) return nullptr;
+      at = &*it;
+    } else if (at->is_array()) {
+      uint64_t index = 0;
+      if (key.is_string()) {
+        const std::string& s = key.get_ref<const std::string&>();
+        if (s.empty() || s.size() > 15 || (s.size() > 1 && s[0] == '0') ||
+            !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+          return nullptr;
+        }
+        index = std::stoull(s);
+      } else {
+        index = static_cast<uint64_t>(key.get<double>());
+      }
+      if (index >= at->size()) return nullptr;
+      at = &(*at)[index];
+    } else {
+      return nullptr;
+    }
+  }
+  return at;
+}
+
+bool JsonEqual(const json& a, const json& b);
+
+bool PredicateHolds(const json& predicate, const json& value) {
+  if (predicate.contains("equals")) return JsonEqual(value, predicate["equals"]);
+  for (const json& check : predicate["all"]) {
+    const json* at = Navigate(value, check["path"]);
+    if (at == nullptr) return false;
+    if (check.contains("equals")) {
+      if (!JsonEqual(*at, check["equals"])) return false;
+      continue;
+    }
+    const json& approx = check["approx"];
+    if (!at->is_number() || !std::isfinite(at->get<double>())) return false;
+    const double gap = std::fabs(at->get<double>() - approx["value"].get<double>());
+    const double tolerance = approx["absoluteTolerance"].get<double>();
+    if (approx["inclusive"].get<bool>() ? !(gap <= tolerance) : !(gap < tolerance)) return false;
+  }
+  return true;
+}
+
 // Every execution contract key isolatedCodeRepairUnavailable knows.
 constexpr std::array<const char*, 12> kContractKeys = {
     "isolatedJson",          "quickJsObservation",     "isolatedJavaJson",
@@ -789,8 +925,11 @@ std::string ScorerLanguage(const json& spec) {
   return l;
 }
 
+enum class ContractKind { kIsolatedJson, kPythonJson };
+
 struct Availability {
-  const json* contract = nullptr;  // requirements.isolatedJson when it is the usable contract
+  const json* contract = nullptr;  // the usable contract (isolatedJson or isolatedPythonJson)
+  ContractKind kind = ContractKind::kIsolatedJson;
   std::string other_key;           // another contract kind zx-bench would run; evalrun cannot
   std::string unmeasured;          // zx-bench's reason for leaving the entry unmeasured
 };
@@ -810,10 +949,18 @@ Availability CheckAvailability(const json& spec, std::string_view language) {
     a.unmeasured = "the entry names more than one execution contract (不能同时指定多个执行观测协议)";
     return a;
   }
-  const json& contract = Member(requirements, "isolatedJson");
-  const bool usable = ValidContract(contract) &&
-                      ProtocolSupportsLanguage(contract["protocol"].get<std::string>(), language);
-  if (!a.other_key.empty()) return a;  // its validity rules are not reproduced: evalrun skips
+  const bool python = a.other_key == "isolatedPythonJson";
+  // Other kinds' validity rules are not reproduced: evalrun skips them.
+  if (!a.other_key.empty() && !python) return a;
+  const json& contract = Member(requirements, python ? "isolatedPythonJson" : "isolatedJson");
+  const bool usable =
+      python ? ValidPythonContract(contract) && language == "python"
+             : ValidContract(contract) &&
+                   ProtocolSupportsLanguage(contract["protocol"].get<std::string>(), language);
+  if (python) {
+    a.other_key.clear();
+    a.kind = ContractKind::kPythonJson;
+  }
   if (!usable || Member(spec, "functionName") != contract["entrypoint"]) {
     a.unmeasured =
         "the entry has no valid isolated execution contract for its language and function "
@@ -846,7 +993,8 @@ std::string UnrunnableContract(const json& contract, const std::string& language
   const std::string protocol = contract["protocol"].get<std::string>();
   const bool runnable = (protocol == "isolated-json-v1" &&
                          (language == "javascript" || language == "python")) ||
-                        (protocol == "isolated-json-v2" && language == "python");
+                        (protocol == "isolated-json-v2" && language == "python") ||
+                        (protocol == "isolated-python-json-v1" && language == "python");
   if (runnable) return {};
   return "evalrun does not run " + protocol + " contracts for " + language +
          (language == "typescript" ? " (zx-bench transpiles with the TypeScript compiler first)"
@@ -894,6 +1042,177 @@ with contextlib.redirect_stdout(sys.stderr):
 emit(dumps(results, ensure_ascii=False, allow_nan=False))
 )PY";
 
+// isolated-python-json-v1's harness, written for evalrun from the behaviour isolatedPythonJson.ts
+// gives each adapter: the candidate module is imported with its prints sent to stderr, each
+// call of the case becomes one value, and the values are written as one JSON array. An
+// exception an adapter does not catch ends the run (exit 1): the case fails.
+constexpr const char* kPythonJsonDriver = R"PY(import asyncio, collections.abc, contextlib, importlib.util, json, os, sys, tempfile, threading, time, typing
+emit = sys.stdout.write
+with open('input.json', encoding='utf-8') as f:
+    request = json.load(f)
+adapter = request['adapter']
+
+def thrown(e, message=False):
+    out = {'kind': 'throw', 'type': type(e).__name__}
+    if message:
+        out['message'] = str(e)
+    return out
+
+def call(m, c):
+    if adapter == 'mutable-default':
+        if c[0] == 'one':
+            return m.add_item(c[1])
+        if c[0] == 'pollution':
+            m.add_item(c[1])
+            return m.add_item(c[2])
+        cart = []
+        return m.add_item(c[1], cart) is cart
+    if adapter == 'group-by':
+        fn = (lambda x: x % 2) if c[0] == 'mod2' else len if c[0] == 'len' else (lambda x: x)
+        return m.group_by(c[1], fn)
+    if adapter == 'paginate':
+        try:
+            return {'kind': 'return', 'value': m.paginate(c[0], c[1], c[2])}
+        except Exception as e:
+            return thrown(e)
+    if adapter == 'accumulator':
+        if c[0] == 'independent':
+            x = m.Accumulator(); x.add(c[1])
+            y = m.Accumulator(); y.add(c[2])
+            return [x.total(), y.total()]
+        a = m.Accumulator()
+        for v in c[1]:
+            a.add(v)
+        return a.total()
+    if adapter == 'apply-once':
+        store, hits = {}, []
+        if c[0] == 'repeat':
+            def fn():
+                hits.append(1)
+                return c[2]
+            return [m.apply_once(c[1], store, fn), m.apply_once(c[1], store, fn), len(hits)]
+        return [m.apply_once('a', store, lambda: c[1]), m.apply_once('b', store, lambda: c[2]), store]
+    if adapter == 'topo-order':
+        tasks = c[0]
+        try:
+            order = m.topo_order(tasks)
+            ok = (isinstance(order, list) and len(order) == len(tasks) and len(set(order)) == len(tasks)
+                  and set(order) == set(tasks)
+                  and all(order.index(d) < order.index(n) for n, ds in tasks.items() for d in ds))
+            return {'kind': 'return', 'valid': ok}
+        except Exception as e:
+            return thrown(e, True)
+    if adapter == 'pair-sum':
+        if c[0] == 'perf':
+            t = time.perf_counter()
+            v = m.has_pair_sum(list(range(c[1])), c[2])
+            return [v, (time.perf_counter() - t) * 1000 < c[3]]
+        return m.has_pair_sum(c[0], c[1])
+    if adapter == 'fetch-all':
+        if c[0] == 'values':
+            state = {'active': 0, 'peak': 0}
+            async def fetch(u):
+                state['active'] += 1
+                state['peak'] = max(state['peak'], state['active'])
+                await asyncio.sleep(.02)
+                state['active'] -= 1
+                return 'data:' + u
+            m.fetch = fetch
+            return [asyncio.run(m.fetch_all(c[1])), state['peak']]
+        if c[0] == 'empty':
+            return asyncio.run(m.fetch_all([]))
+        async def bad(u):
+            if u == 'b':
+                raise ValueError('boom')
+            await asyncio.sleep(0)
+            return 'data:' + u
+        m.fetch = bad
+        try:
+            asyncio.run(m.fetch_all(['a', 'b', 'c']))
+            return {'kind': 'return'}
+        except Exception as e:
+            return thrown(e)
+    if adapter == 'histogram':
+        items = list(c[0])
+        before = list(items)
+        return [m.histogram(items), items == before]
+    if adapter == 'sql-param':
+        executed = []
+        class Cursor:
+            def execute(self, sql, params=None):
+                executed.append([sql, params])
+            def fetchall(self):
+                return [('alice',)] if c[0] == 'alice' else []
+        cursor = Cursor()
+        class Conn:
+            def cursor(self):
+                return cursor
+        value = m.find_user(Conn(), c[0])
+        sql, params = executed[0]
+        return [value, sql, params]
+    if adapter == 'path-safe':
+        base = tempfile.mkdtemp()
+        with open(os.path.join(base, 'ok.txt'), 'w') as f:
+            f.write('hello')
+        if c[0] == 'ok':
+            return m.read_upload(base, 'ok.txt')
+        kinds = []
+        for name in ['../secret', '../../etc/passwd', '/etc/passwd']:
+            try:
+                m.read_upload(base, name)
+                kinds.append('return')
+            except Exception as e:
+                kinds.append(type(e).__name__)
+        return kinds
+    if adapter == 'lazy-property':
+        if c[0] == 'threads':
+            calls, lock = [0], threading.Lock()
+            class Counter:
+                @m.LazyProperty
+                def value(self):
+                    with lock:
+                        calls[0] += 1
+                    time.sleep(.02)
+                    return {'data': [1, 2, 3]}
+            obj, barrier, values = Counter(), threading.Barrier(20), []
+            def worker():
+                barrier.wait()
+                values.append(obj.value)
+            threads = [threading.Thread(target=worker) for _ in range(20)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            return [calls[0], len(values), all(v is values[0] for v in values)]
+        if c[0] == 'instances':
+            a1, a2 = m.DataSource(), m.DataSource()
+            return [a1.expensive_data is a1.expensive_data, a2.expensive_data is a2.expensive_data,
+                    a1.expensive_data == a2.expensive_data]
+        x = m.DataSource()
+        v = x.expensive_data
+        del x.expensive_data
+        return v == x.expensive_data
+    if adapter == 'shape-sequence':
+        if c[0] == 'runtime':
+            return [m.total_area([m.Circle(1.0), m.Circle(2.0)]), m.total_area([])]
+        try:
+            ann = typing.get_type_hints(m.total_area).get('shapes')
+        except Exception:
+            ann = getattr(m.total_area, '__annotations__', {}).get('shapes')
+        origin = typing.get_origin(ann)
+        return (ann is not None and origin not in (list, set, dict, bytearray, frozenset)
+                and (origin in (collections.abc.Sequence, collections.abc.Iterable, collections.abc.Collection)
+                     or any(w in str(ann) for w in ('Sequence', 'Iterable', 'Collection'))))
+    raise ValueError('unknown adapter ' + adapter)
+
+spec = importlib.util.spec_from_file_location('candidate', 'candidate.py')
+module = importlib.util.module_from_spec(spec)
+with contextlib.redirect_stdout(sys.stderr):
+    spec.loader.exec_module(module)
+    out = [call(module, c) for c in request['calls']]
+emit(json.dumps(out, ensure_ascii=False, allow_nan=False, separators=(',', ':')))
+)PY";
+
 struct Runtime {
   const char* program;  // looked up on the sandbox's PATH
   const char* candidate_file;
@@ -904,7 +1223,16 @@ struct Runtime {
   long memory_bytes;  // address space
 };
 
-Runtime RuntimeFor(std::string_view language) {
+Runtime RuntimeFor(std::string_view language, ContractKind kind = ContractKind::kIsolatedJson) {
+  if (kind == ContractKind::kPythonJson) {
+    return {"python3",
+            "candidate.py",
+            {"python3", "-c", "import ast;ast.parse(open('candidate.py').read())"},
+            {"python3", "-B", "driver.py"},
+            "driver.py",
+            kPythonJsonDriver,
+            256L << 20};
+  }
   if (language == "python") {
     return {"python3",
             "candidate.py",
@@ -929,8 +1257,10 @@ Runtime RuntimeFor(std::string_view language) {
 // CLI, 32 pids, 64 KiB of output (stdout and stderr together).
 SandboxLimits CaseLimits(const Runtime& runtime) {
   SandboxLimits limits;
-  limits.wall_seconds = 8;
-  limits.cpu_seconds = 8;
+  // isolated-python-json-v1: timeoutMs 5000 plus the same 5000.
+  const bool python_json = std::string_view(runtime.driver) == kPythonJsonDriver;
+  limits.wall_seconds = python_json ? 10 : 8;
+  limits.cpu_seconds = python_json ? 10 : 8;
   limits.memory_bytes = runtime.memory_bytes;
   limits.max_processes = 32;
   limits.max_output_bytes = kObservationBytes + 1;
@@ -1035,6 +1365,22 @@ bool ObservationMatches(const std::string& raw_stdout, const json& expected) {
   return value.size() == expected.size() && JsonEqual(value, expected);
 }
 
+// The per-case rule of the kinds with host predicates: the trimmed stdout is a JSON array of
+// plain values, one per call, and each expected[i] predicate holds for value[i].
+bool PredicatesHold(const std::string& raw_stdout, const json& expected) {
+  const std::string decoded = ToWellFormedUtf8(raw_stdout);
+  const std::string_view text = JsTrim(decoded);
+  if (text.size() > kObservationBytes) return false;
+  if (NestingDepth(text) > 33 || HasIntegerMinusZero(text)) return false;
+  json value = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded() || !value.is_array() || !IsJsonValue(value)) return false;
+  if (value.size() != expected.size()) return false;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (!PredicateHolds(expected[i], value[i])) return false;
+  }
+  return true;
+}
+
 struct CaseOutcome {
   std::string id;
   bool passed = false;
@@ -1053,6 +1399,10 @@ struct Suite {
 
 // The input a case run sees: the entry point and the arguments, never ids or expected values.
 std::string CaseInput(const json& contract, const json& c) {
+  if (contract["protocol"] == "isolated-python-json-v1") {  // JSON.stringify({adapter, calls})
+    return CanonicalJson({{"adapter", contract["adapter"]}, {"calls", c["calls"]}},
+                         KeyOrder::kJavaScript);
+  }
   json request = {{"entrypoint", contract["entrypoint"]}, {"calls", c["calls"]}};
   if (contract["protocol"] == "isolated-json-v2") {
     request["protocol"] = contract["protocol"];
@@ -1099,7 +1449,10 @@ Suite RunSuite(const Sandbox& sandbox, const Runtime& runtime, const std::string
       }
     }
     outcome.passed =
-        Succeeded(outcome.result) && ObservationMatches(outcome.result.stdout_text, c["expected"]);
+        Succeeded(outcome.result) &&
+        (contract["protocol"] == "isolated-python-json-v1"
+             ? PredicatesHold(outcome.result.stdout_text, c["expected"])
+             : ObservationMatches(outcome.result.stdout_text, c["expected"]));
     suite.passed += outcome.passed ? 1 : 0;
     suite.cases.push_back(std::move(outcome));
   }
@@ -1399,7 +1752,7 @@ class ZxCodeRepairGrader final : public Grader {
     if (std::string why = UnrunnableContract(*availability.contract, language); !why.empty()) {
       return why;
     }
-    const Runtime runtime = RuntimeFor(language);
+    const Runtime runtime = RuntimeFor(language, availability.kind);
     if (FindSandboxProgram(runtime.program).empty()) {
       return std::string(runtime.program) + " is not installed (install Debian's " +
              (language == "python" ? "python3" : "nodejs") + " package)";
@@ -1459,7 +1812,7 @@ class ZxCodeRepairGrader final : public Grader {
                     "--unsafe-no-sandbox)");
     }
     if (auto why = sandbox->Unavailable()) return Status(GradeStatus::kSkipped, *why);
-    const Runtime runtime = RuntimeFor(language);
+    const Runtime runtime = RuntimeFor(language, availability.kind);
     if (FindSandboxProgram(runtime.program).empty()) {
       return Status(GradeStatus::kSkipped, std::string(runtime.program) + " is not installed");
     }

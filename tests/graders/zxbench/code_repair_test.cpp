@@ -34,10 +34,12 @@
 #include "tests/support/catch.h"
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -647,6 +649,120 @@ TEST_CASE("zx code_repair: sandbox start-up per run", "[graders][zxbench]") {
                             << " ms");
   CHECK(grade.evidence["sandbox_runs"] == 4);
   CHECK(suite > 0);
+}
+
+// ---- requirements.isolatedPythonJson (isolated-python-json-v1), on real entries ---------------
+
+json MoreEntry(const std::string& id) {
+  for (const auto& entry : json::parse(testing::ReadFixture("zx-bench/more_entries.json"))) {
+    if (entry.value("id", "") == id) return entry;
+  }
+  throw std::runtime_error("fixture entry " + id + " missing");
+}
+
+TEST_CASE("zx code_repair: isolated-python-json-v1 adapters on real entries", "[graders][zxbench]") {
+  struct Row {
+    const char* id;
+    const char* name;
+    std::string code;
+    int passed;  // of the entry's cases
+  };
+  const std::vector<Row> rows = {
+      {"CP-L1-PY-001", "mutable-default fixed",
+       "def add_item(item, cart=None):\n    if cart is None:\n        cart = []\n"
+       "    cart.append(item)\n    return cart",
+       3},
+      // The bug itself: the second call sees the first one's item; the explicit cart still works.
+      {"CP-L1-PY-001", "mutable-default as given",
+       "def add_item(item, cart=[]):\n    cart.append(item)\n    return cart", 2},
+      // Prints go to stderr: they cannot spoil the observation.
+      {"CP-L1-PY-001", "a fix that prints",
+       "def add_item(item, cart=None):\n    print('debug', item)\n    cart = [] if cart is None "
+       "else cart\n    cart.append(item)\n    return cart",
+       3},
+      {"CP-L3-SEC-PY-001", "sql-param with a placeholder",
+       "def find_user(conn, name):\n    cur = conn.cursor()\n"
+       "    cur.execute(\"SELECT * FROM users WHERE name = ?\", (name,))\n    return cur.fetchall()",
+       2},
+      // zx-bench wants this exact text: %s is another driver's placeholder.
+      {"CP-L3-SEC-PY-001", "sql-param with %s",
+       "def find_user(conn, name):\n    cur = conn.cursor()\n"
+       "    cur.execute(\"SELECT * FROM users WHERE name = %s\", (name,))\n    return cur.fetchall()",
+       0},
+      {"CP-L3-SEC-PY-002", "path-safe fixed",
+       "import os\n\ndef read_upload(base, name):\n    root = os.path.realpath(base)\n"
+       "    path = os.path.realpath(os.path.join(base, name))\n"
+       "    if os.path.commonpath([root, path]) != root:\n        raise ValueError('outside')\n"
+       "    with open(path) as f:\n        return f.read()",
+       2},
+      {"CP-L3-SEC-PY-002", "path-safe as given",
+       "import os\n\ndef read_upload(base, name):\n    path = os.path.join(base, name)\n"
+       "    with open(path) as f:\n        return f.read()",
+       1},
+      {"CP-L3-PERF-PY-001", "pair-sum in linear time",
+       "def has_pair_sum(nums, target):\n    seen = set()\n    for x in nums:\n"
+       "        if target - x in seen:\n            return True\n        seen.add(x)\n"
+       "    return False",
+       5},
+  };
+  for (const Row& row : rows) {
+    SECTION(std::string(row.id) + ": " + row.name) {
+      const json entry = MoreEntry(row.id);
+      CHECK(CodeRepair().Unrunnable(entry).empty());
+      const Grade grade = RunGrader(entry, Fenced(row.code, "python"), &Bubblewrap());
+      if (auto why = Bubblewrap().Unavailable()) {
+        CHECK(grade.status == GradeStatus::kSkipped);
+        return;
+      }
+      INFO(grade.reason << "\n" << grade.evidence.dump(2));
+      REQUIRE(grade.status == GradeStatus::kGraded);
+      CHECK(grade.evidence["protocol"] == "isolated-python-json-v1");
+      CHECK(grade.evidence["compiled"] == true);
+      CHECK(grade.evidence["tests_passed"] == row.passed);
+      const json& axes = grade.evidence["zx_axes"];
+      const int total_cases = grade.evidence["tests_total"].get<int>();
+      CHECK(axes["test_pass"] == static_cast<int>(std::floor(100.0 * row.passed / total_cases + 0.5)));
+      // zx-bench's total: .1 extraction + .2 compilation + .4 tests + .2 quality + .1 scope.
+      const double total = axes["patch_extraction"].get<int>() * .1 +
+                           axes["compilation"].get<int>() * .2 + axes["test_pass"].get<int>() * .4 +
+                           axes["patch_quality"].get<int>() * .2 +
+                           axes["scope_discipline"].get<int>() * .1;
+      CHECK(ZxScore(grade) == static_cast<int>(std::floor(total + 0.5)));
+    }
+  }
+}
+
+TEST_CASE("zx code_repair: isolated-python-json-v1 contracts are checked as zx-bench checks them",
+          "[graders][zxbench]") {
+  json entry = MoreEntry("CP-L1-PY-001");
+  const std::string unmeasured =
+      "zx-bench leaves this entry unmeasured: the entry has no valid isolated execution contract "
+      "for its language and function (此题尚未迁移到可信观测判分通道，旧同进程测试仅供诊断)";
+  SECTION("an unknown adapter") {
+    entry["requirements"]["isolatedPythonJson"]["adapter"] = "nope";
+    CHECK(CodeRepair().Unrunnable(entry) == unmeasured);
+  }
+  SECTION("a predicate with an extra key") {
+    entry["requirements"]["isolatedPythonJson"]["cases"][0]["expected"][0]["type"] = "list";
+    CHECK(CodeRepair().Unrunnable(entry) == unmeasured);
+  }
+  SECTION("another language") {
+    entry["language"] = "javascript";
+    CHECK(CodeRepair().Unrunnable(entry) == unmeasured);
+  }
+  SECTION("an approx predicate on a path holds within its tolerance") {
+    // CP-L3-PY-011's shape: all [{path [0], approx 15.70795 ± .001}], exclusive.
+    auto& c = entry["requirements"]["isolatedPythonJson"]["cases"][0];
+    c["expected"][0] = json::parse(
+        R"({"all":[{"path":[0],"approx":{"value":1.0004,"absoluteTolerance":0.001,"inclusive":false}}]})");
+    CHECK(CodeRepair().Unrunnable(entry).empty());
+    const Grade grade = RunGrader(entry, Fenced("def add_item(item, cart=None):\n    return [item]",
+                                                "python"),
+                                  &Bubblewrap());
+    if (Bubblewrap().Unavailable()) return;
+    INFO(grade.evidence.dump(2));
+    CHECK(grade.evidence["cases"][0]["passed"] == true);  // [1]: |1 - 1.0004| < .001
+  }
 }
 
 }  // namespace
