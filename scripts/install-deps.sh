@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything evalrun needs to build and test on Debian 12 or 13 (and Ubuntu 22.04/24.04:
 # the same package names), from the distribution's own packages.
+# python3-yaml parses zx-bench's YAML answers (structured_contract) in the sandbox.
 # clang and libclang-rt-dev (libFuzzer's runtime) are for scripts/fuzz.sh: Debian 12 gives clang
 # 14, Debian 13 clang 19, both through these same metapackage names.
 # Safe to run again; needs root (or sudo).
@@ -10,6 +11,7 @@ packages=(
   build-essential cmake pkg-config git ca-certificates curl python3
   libcurl4-openssl-dev libyaml-cpp-dev nlohmann-json3-dev libgit2-dev libsqlite3-dev
   catch2 libcli11-dev libfmt-dev libssl-dev libpcre2-dev bubblewrap ccache
+  python3-yaml
   chromium
   clang libclang-rt-dev
 )

@@ -62,6 +62,7 @@
 #include "graders/zxbench/factories.h"
 #include "graders/zxbench/js_json.h"
 #include "graders/zxbench/xml_reader.h"
+#include "plugins/sandbox.h"
 
 namespace evalrun {
 namespace {
@@ -341,11 +342,6 @@ Contract ReadContract(const json& spec) {
           "no renderer";
     }
   }
-  if (c.format == "yaml") {
-    c.skip =
-        "YAML responses are parsed with PyYAML 6.0.3 under a custom JSON-compatible "
-        "profile; evalrun has no YAML parser among its graders";
-  }
   if (c.format == "toml") {
     c.skip = "TOML responses are parsed with Python's tomllib; evalrun has no TOML parser";
   }
@@ -435,7 +431,118 @@ Grade Skipped(std::string reason, json evidence) {
   return grade;
 }
 
-Grade GradeContract(const Contract& c, const std::string& output) {
+// ---- YAML: PyYAML under zx-bench's JSON-compatible profile, in the sandbox ---------------------
+
+// zx-bench parses YAML answers with Python (structuredFormats.py, PyYAML 6.0.3): SafeLoader with
+// the implicit bool/int/float/timestamp resolvers replaced by JSON-like ones (true/false only;
+// decimal, 0o and 0x integers; plain decimal floats; dates stay strings), mapping keys unique
+// strings, no anchors, aliases or explicit tags, one document. This script, written for evalrun
+// from that behaviour, answers {"ok": true, "value": ...} or {"ok": false, "error": ...}.
+constexpr const char* kYamlDriver = R"PY(import json, re, sys
+import yaml
+with open('input.json', encoding='utf-8') as f:
+    text = json.load(f)['text']
+DROPPED = ('tag:yaml.org,2002:bool', 'tag:yaml.org,2002:int', 'tag:yaml.org,2002:float',
+           'tag:yaml.org,2002:timestamp')
+class Loader(yaml.SafeLoader):
+    pass
+Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in DROPPED]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+Loader.add_implicit_resolver('tag:yaml.org,2002:bool',
+    re.compile(r'^(?:true|True|TRUE|false|False|FALSE)$'), list('tTfF'))
+Loader.add_implicit_resolver('tag:yaml.org,2002:int',
+    re.compile(r'^[-+]?(?:[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$'), list('-+0123456789'))
+Loader.add_implicit_resolver('tag:yaml.org,2002:float',
+    re.compile(r'^[-+]?(?:(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[0-9]+[eE][-+]?[0-9]+)$'),
+    list('-+0123456789.'))
+def integer(loader, node):
+    s = loader.construct_scalar(node)
+    return int(s, 0) if re.match(r'^[-+]?0[ox]', s) else int(s, 10)
+def mapping(loader, node):
+    out = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, str) or key in out:
+            raise ValueError('YAML keys must be unique strings')
+        out[key] = loader.construct_object(value_node, deep=True)
+    return out
+Loader.add_constructor('tag:yaml.org,2002:int', integer)
+Loader.add_constructor('tag:yaml.org,2002:map', mapping)
+try:
+    for event in yaml.parse(text, Loader=Loader):
+        if getattr(event, 'anchor', None) or getattr(event, 'tag', None):
+            raise ValueError('Anchors and explicit tags are outside the JSON-compatible profile')
+    value = yaml.load(text, Loader=Loader)
+    answer = {'ok': True, 'value': value}
+    sys.stdout.write(json.dumps(answer, ensure_ascii=True, allow_nan=False))
+except Exception as e:
+    sys.stdout.write(json.dumps({'ok': False, 'error': str(e)[:600]}, ensure_ascii=True))
+)PY";
+
+// Whether the sandbox's python3 imports yaml (asked once per process).
+bool PythonYamlInstalled() {
+  static const bool installed = [] {
+    if (FindSandboxProgram("python3").empty()) return false;
+    const auto sandbox = MakeUnsafeSandbox();  // only the import runs; no answer is involved
+    SandboxRun run;
+    run.argv = {"python3", "-c", "import yaml"};
+    run.limits.wall_seconds = 10;
+    return sandbox->Run(run).exit_code == 0;
+  }();
+  return installed;
+}
+
+struct YamlParse {
+  std::optional<json> value;
+  std::string error;            // why the text is not YAML of the profile
+  std::string infrastructure;   // the sandbox or python failed: no verdict
+};
+
+YamlParse ParseYaml(const std::string& text, const GradeContext& context) {
+  YamlParse out;
+  const Sandbox* sandbox = context.sandbox;
+  std::unique_ptr<Sandbox> unsafe;
+  if (sandbox == nullptr && context.unsafe_no_sandbox) {
+    unsafe = MakeUnsafeSandbox();
+    sandbox = unsafe.get();
+  }
+  if (sandbox == nullptr) {
+    out.infrastructure = "no sandbox to run python3 in (install bubblewrap)";
+    return out;
+  }
+  SandboxRun run;
+  run.argv = {"python3", "-B", "parse.py"};
+  run.files["parse.py"] = kYamlDriver;
+  run.files["input.json"] = json({{"text", text}}).dump(-1, ' ', false,
+                                                       json::error_handler_t::replace);
+  run.limits.wall_seconds = 3;  // spawnSync's timeout: 3000 ms
+  run.limits.cpu_seconds = 3;
+  run.limits.memory_bytes = 512L << 20;
+  run.limits.max_processes = 16;
+  run.limits.max_output_bytes = 1 << 20;  // maxBuffer: 1 MiB
+  const SandboxResult r = sandbox->Run(run);
+  if (r.exit_code != 0 || r.timed_out) {
+    out.infrastructure = "python3 could not parse the YAML (exit " + std::to_string(r.exit_code) +
+                         (r.timed_out ? ", timed out" : "") + "): " +
+                         OutputTail(r.stderr_text, 300);
+    return out;
+  }
+  std::string json_error;
+  const auto answer = zx::ParseJsJson(r.stdout_text, &json_error);  // as JSON.parse reads it
+  if (!answer || !answer->is_object() || !(*answer)["ok"].is_boolean()) {
+    out.infrastructure = "the YAML parser's answer is not JSON: " + json_error;
+    return out;
+  }
+  if ((*answer)["ok"].get<bool>()) {
+    out.value = (*answer)["value"];
+  } else {
+    out.error = "Invalid raw YAML: " + (*answer).value("error", std::string());
+  }
+  return out;
+}
+
+Grade GradeContract(const Contract& c, const std::string& output, const GradeContext& context) {
   std::vector<Criterion> criteria;
   std::optional<json> data;
   std::string syntax_error;
@@ -446,6 +553,17 @@ Grade GradeContract(const Contract& c, const std::string& output) {
     data = ParseCsv(output, &syntax_error);
   } else if (c.format == "xml") {
     data = ParseXml(output, &syntax_error);
+  } else if (c.format == "yaml") {
+    YamlParse yaml = ParseYaml(output, context);
+    if (!yaml.infrastructure.empty()) {
+      Grade grade;
+      grade.status = GradeStatus::kEnvError;
+      grade.reason = yaml.infrastructure;
+      grade.evidence = {{"format", "yaml"}};
+      return grade;
+    }
+    data = std::move(yaml.value);
+    syntax_error = std::move(yaml.error);
   } else {
     std::string json_error;
     data = zx::ParseJsJson(output, &json_error);
@@ -533,14 +651,19 @@ class ZxStructuredContractGrader final : public Grader {
   // The contract's own skip (a format or schema feature not reproduced) is known from the entry.
   std::string Unrunnable(const json& spec) const override {
     try {
-      return ReadContract(spec).skip;
+      const Contract contract = ReadContract(spec);
+      if (!contract.skip.empty()) return contract.skip;
+      if (contract.format == "yaml" && !PythonYamlInstalled()) {
+        return "YAML responses are parsed with PyYAML, and python3 with yaml is not installed "
+               "(install Debian's python3 and python3-yaml)";
+      }
+      return {};
     } catch (const std::exception&) {
       return {};  // CheckSpec refused it already, or Run says why
     }
   }
 
-  Grade Run(const json& spec, const Answer& answer,
-            const GradeContext& /*context*/) const override {
+  Grade Run(const json& spec, const Answer& answer, const GradeContext& context) const override {
     try {
       const std::string output = ToWellFormedUtf8(answer.text);
       if (JsTrim(output).empty()) {
@@ -559,7 +682,7 @@ class ZxStructuredContractGrader final : public Grader {
         return Skipped(contract.skip,
                        {{"format", contract.format}, {"zx_evaluator", Evaluator(contract)}});
       }
-      return GradeContract(contract, output);
+      return GradeContract(contract, output, context);
     } catch (const std::exception& e) {  // out of memory and the like: never thrown to the runner
       return Skipped(std::string("internal error while grading: ") + e.what(), json::object());
     }

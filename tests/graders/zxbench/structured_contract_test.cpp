@@ -29,6 +29,7 @@
 
 #include "graders/builtin.h"
 #include "graders/grader.h"
+#include "plugins/sandbox.h"
 #include "tests/support/fixtures.h"
 
 namespace evalrun {
@@ -470,6 +471,72 @@ TEST_CASE("zx structured_contract: AJV's own semantics are kept", "[graders][zxb
 
 // ---- What is not graded ---------------------------------------------------------------------
 
+// SOC2-F-H-yaml (v2, YAML, the real entry in more_entries.json): PyYAML under zx-bench's
+// JSON-compatible profile (structuredFormats.py) in the sandbox, then the JSON path.
+TEST_CASE("zx structured_contract: SOC2-F-H-yaml (v2, YAML) scores as zx-bench scores it",
+          "[graders][zxbench]") {
+  const auto grader = MakeZxStructuredContractGrader();
+  json entry;
+  for (const auto& e : json::parse(testing::ReadFixture("zx-bench/more_entries.json"))) {
+    if (e.value("id", "") == "SOC2-F-H-yaml") entry = e;
+  }
+  REQUIRE(entry.is_object());
+  const auto sandbox = MakeBubblewrapSandbox();
+  if (auto why = sandbox->Unavailable()) {
+    WARN("bubblewrap unavailable, YAML not tested: " << *why);
+    return;
+  }
+  if (!grader->Unrunnable(entry).empty()) {
+    CHECK(grader->Unrunnable(entry) ==
+          "YAML responses are parsed with PyYAML, and python3 with yaml is not installed "
+          "(install Debian's python3 and python3-yaml)");
+    return;
+  }
+  struct Row {
+    const char* name;
+    std::string yaml;
+    int zx_score;
+    const char* first_failure;  // "" when all pass
+  };
+  const std::string good =
+      "- code: \"000\"\n  name: \"x<y & z\"\n  note: 'C:\\tmp\\a'\n"
+      "- code: \"002\"\n  name: \"false\"\n  note: \"\"\n";
+  const std::vector<Row> rows = {
+      {"block YAML with quoted strings", good, 100, ""},
+      {"JSON is YAML", R"([{"code":"000","name":"x<y & z","note":"C:\\tmp\\a"},)"
+                       R"({"code":"002","name":"false","note":""}])", 100, ""},
+      {"a plain C:\\tmp\\a is a string", "- {code: '000', name: x<y & z, note: C:\\tmp\\a}\n"
+                                    "- {code: '002', name: 'false', note: ''}", 100, ""},
+      // 000 resolves as the integer 0 and false as a boolean: the assertion fails.
+      {"an unquoted 000", "- code: 000\n  name: \"x<y & z\"\n  note: 'C:\\tmp\\a'\n"
+                          "- code: \"002\"\n  name: \"false\"\n  note: \"\"\n", 0, "content_0"},
+      {"an unquoted false", "- code: \"000\"\n  name: \"x<y & z\"\n  note: 'C:\\tmp\\a'\n"
+                            "- code: \"002\"\n  name: false\n  note: \"\"\n", 0, "content_0"},
+      {"an anchor", "- &a {code: '000', name: x<y & z, note: C:\\tmp\\a}\n- *a", 0, "raw_format"},
+      {"an explicit tag", "- code: !!str 000\n  name: x", 0, "raw_format"},
+      {"a duplicate key", "- code: '000'\n  code: '001'", 0, "raw_format"},
+      {"two documents", good + "---\n- a\n", 0, "raw_format"},
+      {"not YAML at all", "- [unclosed", 0, "raw_format"},
+  };
+  for (const Row& row : rows) {
+    SECTION(row.name) {
+      Answer answer;
+      answer.text = row.yaml;
+      GradeContext context;
+      context.sandbox = sandbox.get();
+      const Grade grade = grader->Run(entry, answer, context);
+      INFO(grade.reason << " " << grade.evidence.dump());
+      REQUIRE(grade.status == GradeStatus::kGraded);
+      CHECK(ZxScore(grade) == row.zx_score);
+      std::string failed;
+      for (const auto& c : grade.evidence["criteria"]) {
+        if (c["pass"] == false && failed.empty()) failed = c["id"].get<std::string>();
+      }
+      CHECK(failed == row.first_failure);
+    }
+  }
+}
+
 TEST_CASE("zx structured_contract: what is not graded", "[graders][zxbench]") {
   const auto grader = MakeZxStructuredContractGrader();
   json csv = Entry("SOC2-F-H-csv");
@@ -478,11 +545,11 @@ TEST_CASE("zx structured_contract: what is not graded", "[graders][zxbench]") {
     CHECK(grade.status == GradeStatus::kNoAnswer);
     CHECK(ZxScore(grade) == 0);
   }
-  SECTION("YAML is skipped: zx-bench parses it with PyYAML") {
+  SECTION("YAML without a sandbox is an environment error, not a verdict") {
     csv["requirements"]["format"] = "yaml";
     const Grade grade = RunGrader(*grader, csv, "- code: '000'");
-    CHECK(grade.status == GradeStatus::kSkipped);
-    CHECK(grade.reason.find("PyYAML") != std::string::npos);
+    CHECK(grade.status == GradeStatus::kEnvError);
+    CHECK(grade.reason == "no sandbox to run python3 in (install bubblewrap)");
   }
   SECTION("TOML is skipped") {
     csv["requirements"]["format"] = "toml";
