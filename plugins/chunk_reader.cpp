@@ -463,7 +463,8 @@ class ChunkScanner {
 
   // At the '"' of an object key: *key is its text. Every key a server sends is short and plain,
   // so the first sixteen (or eight) bytes usually hold it whole and its closing quote: one word
-  // test, no byte loop. Anything else takes ScanString (`sink` keeps an escaped key's decoded text).
+  // test, no byte loop. Anything else takes ScanString (`sink` keeps an escaped key's decoded
+  // text).
   bool ScanKey(KeySink& sink, std::string_view* key) {
 #if defined(__SSE2__)
     constexpr size_t kWord = 16;

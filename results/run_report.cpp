@@ -1032,8 +1032,9 @@ Comparability ZxComparability(const RunData& run, const std::map<std::string, in
     const auto it = m.find(key);
     return it == m.end() ? int64_t{0} : it->second;
   };
-  for (const auto& [name, weight] : run.info.dimension_weights) {
+  for (const auto& [dimension, weight] : run.info.dimension_weights) {
     if (weight <= 0) continue;
+    const std::string& name = dimension;  // a lambda may not capture a structured binding (C++17)
     const auto d = std::find_if(dimensions.begin(), dimensions.end(),
                                 [&](const DimensionScore& x) { return x.dimension == name; });
     const int64_t out = count(left_out, name);

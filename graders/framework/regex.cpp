@@ -34,7 +34,6 @@ constexpr uint32_t kHeapLimitKiB = 64 * 1024;
 constexpr size_t kCountedSubjectBytes = 16 * 1024;
 constexpr uint64_t kTotalSteps = 50'000'000;
 
-
 int CountSteps(pcre2_callout_block* /*block*/, void* data) {
   auto* steps = static_cast<uint64_t*>(data);
   return ++*steps > kTotalSteps ? PCRE2_ERROR_CALLOUT : 0;
@@ -88,7 +87,6 @@ class Pcre2Regex final : public Regex {
   CodePtr counted_;
 };
 
-
 }  // namespace
 
 std::string Regex::FlagsError(const std::string& flags) {
@@ -102,56 +100,63 @@ std::string Regex::FlagsError(const std::string& flags) {
   return {};
 }
 
-std::shared_ptr<const Regex> Regex::Compile(const std::string& pattern, const std::string& flags) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::shared_ptr<const Regex>> cache;
-  const std::string key = flags + '\0' + pattern;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
+// A bounded cache of compiled patterns by (flags, pattern): `make` runs on a miss (and may
+// throw). Suites hold far fewer patterns than the bound.
+class RegexCache {
+ public:
+  template <typename Make>
+  std::shared_ptr<const Regex> Get(const std::string& pattern, const std::string& flags,
+                                   Make&& make) {
+    const std::string key = flags + '\0' + pattern;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = cache_.find(key);
+      if (it != cache_.end()) return it->second;
+    }
+    std::shared_ptr<const Regex> regex = make();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (cache_.size() >= 4096) cache_.clear();
+    cache_.emplace(key, regex);
+    return regex;
   }
-  if (const std::string error = Regex::FlagsError(flags); !error.empty()) throw Error(error);
-  // JavaScript semantics where PCRE2 has them: \uHHHH and \u{H...} (ALT_BSUX), `$` only at the
-  // very end without the m flag (DOLLAR_ENDONLY), ASCII \d \w \s classes (no UCP).
-  uint32_t options = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_ALT_BSUX | PCRE2_DOLLAR_ENDONLY;
-  if (flags.find('i') != std::string::npos) options |= PCRE2_CASELESS;
-  if (flags.find('m') != std::string::npos) options |= PCRE2_MULTILINE;
-  if (flags.find('s') != std::string::npos) options |= PCRE2_DOTALL;
-  auto regex = std::make_shared<const Pcre2Regex>(
-      CompileOrThrow(pattern, options), CompileOrThrow(pattern, options | PCRE2_AUTO_CALLOUT));
-  std::lock_guard<std::mutex> lock(mutex);
-  if (cache.size() >= 4096) cache.clear();  // bounded: suites hold far fewer patterns
-  cache.emplace(key, regex);
-  return regex;
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const Regex>> cache_;
+};
+
+std::shared_ptr<const Regex> Regex::Compile(const std::string& pattern, const std::string& flags) {
+  static RegexCache cache;
+  return cache.Get(pattern, flags, [&]() -> std::shared_ptr<const Regex> {
+    if (const std::string error = Regex::FlagsError(flags); !error.empty()) throw Error(error);
+    // JavaScript semantics where PCRE2 has them: \uHHHH and \u{H...} (ALT_BSUX), `$` only at the
+    // very end without the m flag (DOLLAR_ENDONLY), ASCII \d \w \s classes (no UCP).
+    uint32_t options = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_ALT_BSUX | PCRE2_DOLLAR_ENDONLY;
+    if (flags.find('i') != std::string::npos) options |= PCRE2_CASELESS;
+    if (flags.find('m') != std::string::npos) options |= PCRE2_MULTILINE;
+    if (flags.find('s') != std::string::npos) options |= PCRE2_DOTALL;
+    return std::make_shared<const Pcre2Regex>(
+        CompileOrThrow(pattern, options), CompileOrThrow(pattern, options | PCRE2_AUTO_CALLOUT));
+  });
 }
 
 std::shared_ptr<const Regex> Regex::CompileJavaScript(const std::string& pattern,
-                                                     const std::string& flags) {
+                                                      const std::string& flags) {
   // Its own cache, so a pattern matched once per value (json_schema's `pattern`) is translated
   // once.
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::shared_ptr<const Regex>> cache;
-  const std::string key = flags + '\0' + pattern;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
-  }
-  if (const std::string error = Regex::FlagsError(flags); !error.empty()) throw Error(error);
-  const bool unicode = flags.find('u') != std::string::npos;
-  std::string error;
-  const auto translated =
-      TranslateJsRegex(pattern, unicode ? JsRegexMode::kUnicode : JsRegexMode::kLegacy, &error,
-                       flags.find('s') != std::string::npos);
-  if (!translated) throw Error(error);
-  std::string pcre2_flags = flags;
-  if (unicode) pcre2_flags.erase(pcre2_flags.find('u'), 1);
-  auto regex = Compile(*translated, pcre2_flags);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (cache.size() >= 4096) cache.clear();
-  cache.emplace(key, regex);
-  return regex;
+  static RegexCache cache;
+  return cache.Get(pattern, flags, [&]() -> std::shared_ptr<const Regex> {
+    if (const std::string error = Regex::FlagsError(flags); !error.empty()) throw Error(error);
+    const bool unicode = flags.find('u') != std::string::npos;
+    std::string error;
+    const auto translated =
+        TranslateJsRegex(pattern, unicode ? JsRegexMode::kUnicode : JsRegexMode::kLegacy, &error,
+                         flags.find('s') != std::string::npos);
+    if (!translated) throw Error(error);
+    std::string pcre2_flags = flags;
+    if (unicode) pcre2_flags.erase(pcre2_flags.find('u'), 1);
+    return Compile(*translated, pcre2_flags);
+  });
 }
 
 }  // namespace evalrun

@@ -16,7 +16,8 @@ std::unique_ptr<Grader> MakeZxCodeRepairGrader();            // graders/zxbench/
 std::unique_ptr<Grader> MakeZxToolCallTraceGrader();     // graders/zxbench/world_graders.cpp
 std::unique_ptr<Grader> MakeZxAgentTraceGrader();        // graders/zxbench/world_graders.cpp
 std::unique_ptr<Grader> MakeZxCanaryAuthorityGrader();   // graders/zxbench/world_graders.cpp
-std::unique_ptr<Grader> MakeZxCanaryAuthorityTextGrader();  // graders/zxbench/canary_authority_text.cpp
+// graders/zxbench/canary_authority_text.cpp
+std::unique_ptr<Grader> MakeZxCanaryAuthorityTextGrader();
 std::unique_ptr<Grader> MakeWorldGrader();               // graders/zxbench/world_graders.cpp ("world")
 
 }  // namespace evalrun

@@ -596,26 +596,32 @@ Verdict CheckExactCount(Context& ctx, const json& check) {
                       " times (expected " + json(expected).dump() + ")"};
 }
 
-// .replace(/\r\n?/g, '\n').split(/\n[ \t]*\n+/).map(trim).filter(non-empty).length
-Verdict CheckParagraphCount(Context& ctx, const json& check) {
-  const double expected = Member(check, "count").is_null() ? 1 : JsNumber(check["count"]);
-  const std::string text = NormalizeNewlines(ctx.text);
-  size_t count = 0;
+// text.split(/\n[ \t]*\n+/), no filter.
+std::vector<std::string_view> SplitParagraphs(std::string_view text) {
+  std::vector<std::string_view> parts;
   size_t start = 0;
-  auto piece = [&](size_t end) {
-    if (!JsTrim(std::string_view(text).substr(start, end - start)).empty()) ++count;
-  };
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '\n') continue;
     size_t j = i + 1;
     while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
     if (j >= text.size() || text[j] != '\n') continue;
     while (j < text.size() && text[j] == '\n') ++j;
-    piece(i);
+    parts.push_back(text.substr(start, i - start));
     start = j;
     i = j - 1;
   }
-  piece(text.size());
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+// .replace(/\r\n?/g, '\n').split(/\n[ \t]*\n+/).map(trim).filter(non-empty).length
+Verdict CheckParagraphCount(Context& ctx, const json& check) {
+  const double expected = Member(check, "count").is_null() ? 1 : JsNumber(check["count"]);
+  const std::string text = NormalizeNewlines(ctx.text);
+  size_t count = 0;
+  for (std::string_view piece : SplitParagraphs(text)) {
+    if (!JsTrim(piece).empty()) ++count;
+  }
   return {static_cast<double>(count) == expected,
           std::to_string(count) + " paragraphs (expected " + json(expected).dump() + ")"};
 }
@@ -1462,23 +1468,6 @@ bool HasNonHanCharacter(std::string_view s) {  // /[^\p{Script=Han}\p{P}\s]/u
   return other->Match(s, false) == Regex::Result::kMatch;
 }
 
-// text.split(/\n[ \t]*\n+/), no filter.
-std::vector<std::string_view> SplitParagraphs(std::string_view text) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '\n') continue;
-    size_t j = i + 1;
-    while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
-    if (j >= text.size() || text[j] != '\n') continue;
-    while (j < text.size() && text[j] == '\n') ++j;
-    parts.push_back(text.substr(start, i - start));
-    start = j;
-    i = j - 1;
-  }
-  parts.push_back(text.substr(start));
-  return parts;
-}
 
 Verdict CheckParagraphStructure(Context& ctx, const json& check) {
   const json& starts = check.at("starts");
@@ -1553,7 +1542,9 @@ Verdict CheckSentenceStructure(Context& ctx, const json& check) {
   return {true, "Structural relations satisfied"};
 }
 
-bool IsLineTerminator(char32_t cp) { return cp == '\n' || cp == '\r' || cp == 0x2028 || cp == 0x2029; }
+bool IsLineTerminator(char32_t cp) {
+  return cp == '\n' || cp == '\r' || cp == 0x2028 || cp == 0x2029;
+}
 
 struct Heading {
   size_t index;   // where the match starts

@@ -660,7 +660,8 @@ json MoreEntry(const std::string& id) {
   throw std::runtime_error("fixture entry " + id + " missing");
 }
 
-TEST_CASE("zx code_repair: isolated-python-json-v1 adapters on real entries", "[graders][zxbench]") {
+TEST_CASE("zx code_repair: isolated-python-json-v1 adapters on real entries",
+          "[graders][zxbench]") {
   struct Row {
     const char* id;
     const char* name;
@@ -682,12 +683,14 @@ TEST_CASE("zx code_repair: isolated-python-json-v1 adapters on real entries", "[
        3},
       {"CP-L3-SEC-PY-001", "sql-param with a placeholder",
        "def find_user(conn, name):\n    cur = conn.cursor()\n"
-       "    cur.execute(\"SELECT * FROM users WHERE name = ?\", (name,))\n    return cur.fetchall()",
+       "    cur.execute(\"SELECT * FROM users WHERE name = ?\", (name,))\n"
+       "    return cur.fetchall()",
        2},
       // zx-bench wants this exact text: %s is another driver's placeholder.
       {"CP-L3-SEC-PY-001", "sql-param with %s",
        "def find_user(conn, name):\n    cur = conn.cursor()\n"
-       "    cur.execute(\"SELECT * FROM users WHERE name = %s\", (name,))\n    return cur.fetchall()",
+       "    cur.execute(\"SELECT * FROM users WHERE name = %s\", (name,))\n"
+       "    return cur.fetchall()",
        0},
       {"CP-L3-SEC-PY-002", "path-safe fixed",
        "import os\n\ndef read_upload(base, name):\n    root = os.path.realpath(base)\n"
@@ -721,7 +724,8 @@ TEST_CASE("zx code_repair: isolated-python-json-v1 adapters on real entries", "[
       CHECK(grade.evidence["tests_passed"] == row.passed);
       const json& axes = grade.evidence["zx_axes"];
       const int total_cases = grade.evidence["tests_total"].get<int>();
-      CHECK(axes["test_pass"] == static_cast<int>(std::floor(100.0 * row.passed / total_cases + 0.5)));
+      CHECK(axes["test_pass"] ==
+            static_cast<int>(std::floor(100.0 * row.passed / total_cases + 0.5)));
       // zx-bench's total: .1 extraction + .2 compilation + .4 tests + .2 quality + .1 scope.
       const double total = axes["patch_extraction"].get<int>() * .1 +
                            axes["compilation"].get<int>() * .2 + axes["test_pass"].get<int>() * .4 +
