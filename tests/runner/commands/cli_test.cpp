@@ -249,7 +249,7 @@ TEST_CASE("cli: the zx-bench bank at a commit loads, every scenarioHash verified
 
 // validate predicts what a run skips: the same reasons, the same counts, on 43 real entries of
 // the bank (tests/fixtures/zx-bench/more_entries.json), and the run asks the model only for the
-// eleven it can grade.
+// twelve it can grade.
 TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][tasks]") {
   const std::string dir = "/tmp/evalrun-cli-zx-skips-" + std::to_string(getpid());
   const std::string setup =
@@ -260,7 +260,7 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   REQUIRE(std::system(setup.c_str()) == 0);
   const Run validate = Evalrun("validate zx-bench@HEAD --suite-repo " + dir + "/repo");
   REQUIRE(validate.code == 0);
-  CHECK_THAT(validate.out, Catch::Contains("runnable here: 11, skipped: 32"));
+  CHECK_THAT(validate.out, Catch::Contains("runnable here: 12, skipped: 31"));
   // "  <reason>   <count>" rows after the header: reason -> count.
   std::map<std::string, int> predicted;
   std::istringstream lines(validate.out.substr(validate.out.find("skipped because")));
@@ -295,8 +295,8 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
     skipped[line.substr(times + std::string(" × ").size())] = std::stoi(line.substr(2, times - 2));
   }
   CHECK(skipped == predicted);
-  CHECK(mock.chat_requests() == 11);  // only the entries it can grade reached the model
-  CHECK_THAT(report, Catch::Contains("**zx-bench:** partial, not zx-bench's overall: 32 entries "
+  CHECK(mock.chat_requests() == 12);  // only the entries it can grade reached the model
+  CHECK_THAT(report, Catch::Contains("**zx-bench:** partial, not zx-bench's overall: 31 entries "
                                      "left out"));
   std::system(("rm -rf " + dir).c_str());
 }
