@@ -33,12 +33,13 @@ double Num(const json& v) {
 // lone surrogate escapes are kept (as WTF-8), the last of duplicate keys wins. Every number is
 // a double, as in JavaScript. Nesting deeper than kMaxJsonDepth is refused (JSON.parse would
 // accept it; no gold value evalrun grades nests that deep, so the score is the same).
+template <class Json>
 class JsonReader {
  public:
   explicit JsonReader(std::string_view text) : s_(text) {}
 
-  std::optional<json> Parse() {
-    json value;
+  std::optional<Json> Parse() {
+    Json value;
     if (!Value(value, 0)) return std::nullopt;
     SkipSpace();
     if (i_ != s_.size()) {
@@ -60,14 +61,14 @@ class JsonReader {
       ++i_;
     }
   }
-  bool Literal(std::string_view word, json value, json& out) {
+  bool Literal(std::string_view word, Json value, Json& out) {
     if (s_.substr(i_, word.size()) != word) return Fail("unexpected token");
     i_ += word.size();
     out = std::move(value);
     return true;
   }
 
-  bool Value(json& out, int depth) {
+  bool Value(Json& out, int depth) {
     SkipSpace();
     if (i_ >= s_.size()) return Fail("unexpected end of JSON input");
     const char c = s_[i_];
@@ -88,9 +89,9 @@ class JsonReader {
     return Fail("unexpected token");
   }
 
-  bool Object(json& out, int depth) {
+  bool Object(Json& out, int depth) {
     ++i_;
-    out = json::object();
+    out = Json::object();
     SkipSpace();
     if (i_ < s_.size() && s_[i_] == '}') {
       ++i_;
@@ -104,7 +105,7 @@ class JsonReader {
       SkipSpace();
       if (i_ >= s_.size() || s_[i_] != ':') return Fail("expected ':'");
       ++i_;
-      json item;
+      Json item;
       if (!Value(item, depth + 1)) return false;
       out[key] = std::move(item);
       SkipSpace();
@@ -120,16 +121,16 @@ class JsonReader {
     }
   }
 
-  bool Array(json& out, int depth) {
+  bool Array(Json& out, int depth) {
     ++i_;
-    out = json::array();
+    out = Json::array();
     SkipSpace();
     if (i_ < s_.size() && s_[i_] == ']') {
       ++i_;
       return true;
     }
     for (;;) {
-      json item;
+      Json item;
       if (!Value(item, depth + 1)) return false;
       out.push_back(std::move(item));
       SkipSpace();
@@ -223,7 +224,7 @@ class JsonReader {
     }
   }
 
-  bool Number(json& out) {
+  bool Number(Json& out) {
     const size_t start = i_;
     const bool negative = s_[i_] == '-';
     if (negative) ++i_;
@@ -300,7 +301,15 @@ class JsonReader {
 }  // namespace
 
 std::optional<json> ParseJsJson(std::string_view text, std::string* error) {
-  JsonReader reader(text);
+  JsonReader<json> reader(text);
+  auto value = reader.Parse();
+  if (!value && error != nullptr) *error = reader.error();
+  return value;
+}
+
+std::optional<nlohmann::ordered_json> ParseJsJsonOrdered(std::string_view text,
+                                                         std::string* error) {
+  JsonReader<nlohmann::ordered_json> reader(text);
   auto value = reader.Parse();
   if (!value && error != nullptr) *error = reader.error();
   return value;

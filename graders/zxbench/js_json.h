@@ -20,6 +20,11 @@ constexpr int kMaxJsJsonDepth = 512;  // deeper JSON is refused before it is bui
 // The whole of `text` as one JSON value, or nullopt with *error set to the first problem and
 // its byte position ("unexpected token at position 3").
 std::optional<nlohmann::json> ParseJsJson(std::string_view text, std::string* error);
+// The same with objects in insertion order (nlohmann::ordered_json, as core/js_value.h handles
+// values): what Object.keys and JSON.stringify see. A duplicate key keeps its first place and
+// takes the last value, as in JavaScript.
+std::optional<nlohmann::ordered_json> ParseJsJsonOrdered(std::string_view text,
+                                                         std::string* error);
 
 // String.prototype.length: UTF-16 code units of well-formed UTF-8 (WTF-8 surrogates count 1).
 size_t Utf16Length(std::string_view s);
