@@ -199,6 +199,27 @@ std::optional<uint64_t> ArrayIndex(const std::string& key) {
   return value;
 }
 
+std::vector<std::pair<const std::string*, const ordered_json*>> ObjectEntries(
+    const ordered_json& object) {
+  std::vector<std::pair<const std::string*, const ordered_json*>> named;
+  if (!object.is_object()) return named;
+  std::vector<std::pair<uint64_t, std::pair<const std::string*, const ordered_json*>>> indexed;
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (auto index = ArrayIndex(it.key())) {
+      indexed.push_back({*index, {&it.key(), &it.value()}});
+    } else {
+      named.emplace_back(&it.key(), &it.value());
+    }
+  }
+  std::sort(indexed.begin(), indexed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<const std::string*, const ordered_json*>> out;
+  out.reserve(indexed.size() + named.size());
+  for (const auto& [index, entry] : indexed) out.push_back(entry);
+  out.insert(out.end(), named.begin(), named.end());
+  return out;
+}
+
 void AppendJsString(std::string& out, std::string_view text) {
   AppendJsonString(ToWellFormedUtf8(text), out);  // lone surrogates first become U+FFFD
 }

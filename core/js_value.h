@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +44,10 @@ std::string JsNumberString(double x);
 std::string JsNumberOf(const ordered_json& v);  // JsNumberString of a JSON number
 // A canonical array index ("0", "17"; not "01", "-1"), as JavaScript orders object keys.
 std::optional<uint64_t> ArrayIndex(const std::string& key);
+// Object.entries in JavaScript's order: array-index keys ascending, then the others as
+// inserted (what Object.keys, Object.values and for...in see). Empty for a non-object.
+std::vector<std::pair<const std::string*, const ordered_json*>> ObjectEntries(
+    const ordered_json& object);
 // JSON.stringify of a string, and of a value, appended to `out` (see JsStringify).
 void AppendJsString(std::string& out, std::string_view text);
 void AppendJs(std::string& out, const ordered_json& v);

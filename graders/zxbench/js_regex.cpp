@@ -54,7 +54,7 @@ LineRegex::LineRegex(std::unique_ptr<Code> code) : code_(std::move(code)) {}
 LineRegex::~LineRegex() = default;
 
 std::unique_ptr<LineRegex> LineRegex::Compile(const std::string& js_pattern, std::string* error,
-                                              bool case_insensitive) {
+                                              bool case_insensitive, bool multiline) {
   const auto translated = TranslateJsRegex(js_pattern, error);
   if (!translated) return nullptr;
   std::unique_ptr<pcre2_compile_context, CompileContextDeleter> context(
@@ -69,7 +69,8 @@ std::unique_ptr<LineRegex> LineRegex::Compile(const std::string& js_pattern, std
   pcre2_code* code = pcre2_compile(
       reinterpret_cast<PCRE2_SPTR>(translated->data()), translated->size(),
       PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_ALT_BSUX | PCRE2_DOLLAR_ENDONLY |
-          PCRE2_AUTO_CALLOUT | (case_insensitive ? PCRE2_CASELESS : 0),
+          PCRE2_AUTO_CALLOUT | (case_insensitive ? PCRE2_CASELESS : 0) |
+          (multiline ? PCRE2_MULTILINE : 0),
       &code_error, &offset, context.get());
   if (code == nullptr) {
     PCRE2_UCHAR message[256];

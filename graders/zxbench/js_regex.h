@@ -33,9 +33,11 @@ constexpr uint64_t kLineStepBudget = 50'000'000;
 class LineRegex {
  public:
   // Throws nothing; nullptr with *error set for a pattern JavaScript or PCRE2 rejects.
-  // `case_insensitive` is the i flag.
+  // `case_insensitive` is the i flag; `multiline` the m flag (^ and $ at each \n; JavaScript
+  // also breaks lines at \r, U+2028 and U+2029).
   static std::unique_ptr<LineRegex> Compile(const std::string& js_pattern, std::string* error,
-                                            bool case_insensitive = false);
+                                            bool case_insensitive = false,
+                                            bool multiline = false);
   ~LineRegex();
   LineRegex(const LineRegex&) = delete;
   LineRegex& operator=(const LineRegex&) = delete;
