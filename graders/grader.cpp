@@ -23,7 +23,7 @@ GraderRegistry::GraderRegistry() {
       MakeZxCodeRepairGrader,      MakeRepoTestsGrader,
       MakeZxToolCallTraceGrader,   MakeZxAgentTraceGrader,
       MakeZxCanaryAuthorityGrader, MakeZxCanaryAuthorityTextGrader,
-      MakeWorldGrader,
+      MakeZxSchemaComplianceGrader, MakeWorldGrader,
   };
   for (auto factory : factories) {
     std::unique_ptr<Grader> grader = factory();

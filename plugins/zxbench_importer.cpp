@@ -218,7 +218,8 @@ std::string SkipReason(const json& entry) {
 
   static const std::vector<std::string> kFromEntry = {"exact_answer_line", "json_atomic_fields",
                                                       "instruction_checklist",
-                                                      "structured_contract", "code_repair"};
+                                                      "structured_contract", "code_repair",
+                                                      "schema_compliance"};
   static const std::vector<std::string> kWorlds = {"agent_trace", "tool_call_trace",
                                                    "canary_authority"};
   static const std::vector<std::string> kJudge = {"hallucination_resistance", "ultra_proof_part"};
