@@ -24,6 +24,7 @@
 #include "graders/zxbench/factories.h"
 #include "graders/framework/grader.h"
 #include "graders/zxbench/common.h"
+#include "graders/zxbench/format_parsers.h"
 
 namespace evalrun {
 namespace {
@@ -32,6 +33,7 @@ using js::IsJsSpace;
 using js::JsRound;
 using js::JsTrim;
 using zx::Member;
+using zx::SplitLines;
 using js::NextCodePoint;
 using js::ToWellFormedUtf8;
 
@@ -49,19 +51,6 @@ void ReplaceAll(std::string& s, std::string_view from, std::string_view to) {
   }
   out.append(s, pos, std::string::npos);
   s = std::move(out);
-}
-
-// `text.split(/\r?\n/)`.
-std::vector<std::string_view> SplitLines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  for (size_t nl; (nl = text.find('\n', start)) != std::string_view::npos; start = nl + 1) {
-    size_t end = nl;
-    if (end > start && text[end - 1] == '\r') --end;
-    lines.push_back(text.substr(start, end - start));
-  }
-  lines.push_back(text.substr(start));
-  return lines;
 }
 
 // ---- NFKC (the subset that matters) -------------------------------------------------------------

@@ -465,22 +465,6 @@ FormatParse ParseJson(std::string_view content, const nlohmann::json* schema) {
 
 // ---- CSV ------------------------------------------------------------------------------------
 
-std::vector<std::string_view> SplitLines(std::string_view s) {  // split(/\r?\n/)
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  for (;;) {
-    const size_t nl = s.find('\n', start);
-    if (nl == std::string_view::npos) {
-      lines.push_back(s.substr(start));
-      return lines;
-    }
-    size_t end = nl;
-    if (end > start && s[end - 1] == '\r') --end;
-    lines.push_back(s.substr(start, end - start));
-    start = nl + 1;
-  }
-}
-
 struct CsvScan {
   int fields;
   bool ends_in_quotes;
@@ -1218,6 +1202,22 @@ std::optional<size_t> JsRegexCountGm(const std::string& pattern, std::string_vie
     start = end;
   }
   return count;
+}
+
+std::vector<std::string_view> SplitLines(std::string_view s) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  for (;;) {
+    const size_t nl = s.find('\n', start);
+    if (nl == std::string_view::npos) {
+      lines.push_back(s.substr(start));
+      return lines;
+    }
+    size_t end = nl;
+    if (end > start && s[end - 1] == '\r') --end;
+    lines.push_back(s.substr(start, end - start));
+    start = nl + 1;
+  }
 }
 
 std::string EscapeJsRegex(std::string_view text) {

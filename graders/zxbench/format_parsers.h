@@ -60,6 +60,9 @@ std::optional<bool> JsRegexTest(const std::string& pattern, const std::string& f
 // `(subject.match(new RegExp(pattern, "gm")) ?? []).length`: nullopt when the pattern does
 // not compile or matching gave up.
 std::optional<size_t> JsRegexCountGm(const std::string& pattern, std::string_view subject);
+// text.split(/\r?\n/): the lines, views into `text`.
+std::vector<std::string_view> SplitLines(std::string_view text);
+
 // The pattern as a literal (zx-bench's escapeRegExp).
 std::string EscapeJsRegex(std::string_view text);
 

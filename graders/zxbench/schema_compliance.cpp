@@ -344,14 +344,14 @@ class ZxSchemaComplianceGrader final : public Grader {
   }
 
   Grade Run(const json& spec, const Answer& answer, const GradeContext&) const override {
-    const std::string output = js::ToWellFormedUtf8(answer.text);
-    const Requirements r = ReadRequirements(spec);
     if (const std::string why = Unrunnable(spec); !why.empty()) {
       Grade grade;
       grade.status = GradeStatus::kSkipped;
       grade.reason = why;
       return grade;
     }
+    const std::string output = js::ToWellFormedUtf8(answer.text);
+    const Requirements r = ReadRequirements(spec);
     std::map<std::string, int> scores;
     std::map<std::string, std::string> axis_evidence;  // "rule" or "unmeasured"
     json criteria = json::array();

@@ -905,15 +905,7 @@ void MarkdownContract(std::string_view id, std::string_view source, Checks& c) {
       if (h.level == 2 && !Test("目录|认证|版本", h.text)) endpoints.push_back(&h);
     }
     c.Add("at least three endpoint sections exist", endpoints.size() >= 3);
-    std::vector<std::string_view> lines;  // source.split(/\r?\n/)
-    for (size_t start = 0;;) {
-      const size_t nl = source.find('\n', start);
-      size_t end = nl == std::string_view::npos ? source.size() : nl;
-      if (end > start && source[end - 1] == '\r') --end;
-      lines.push_back(source.substr(start, end - start));
-      if (nl == std::string_view::npos) break;
-      start = nl + 1;
-    }
+    const std::vector<std::string_view> lines = SplitLines(source);
     bool sections_ok = endpoints.size() >= 3;
     for (size_t k = 0; k < endpoints.size() && k < 3 && sections_ok; ++k) {
       const size_t from = endpoints[k]->line - 1;

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 
+#include "graders/zxbench/format_parsers.h"
 #include "graders/zxbench/js_json.h"
 #include "graders/zxbench/js_regex.h"
 
@@ -50,22 +51,6 @@ std::string_view TrimStart(std::string_view s) {
   const std::string_view t = js::JsTrim(s);
   if (t.empty()) return {};
   return s.substr(static_cast<size_t>(t.data() - s.data()));
-}
-
-std::vector<std::string_view> SplitLines(std::string_view s) {  // split(/\r?\n/)
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  for (;;) {
-    const size_t nl = s.find('\n', start);
-    if (nl == std::string_view::npos) {
-      lines.push_back(s.substr(start));
-      return lines;
-    }
-    size_t end = nl;
-    if (end > start && s[end - 1] == '\r') --end;
-    lines.push_back(s.substr(start, end - start));
-    start = nl + 1;
-  }
 }
 
 // /&(?!(?:amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);)/: an ampersand that starts no entity.

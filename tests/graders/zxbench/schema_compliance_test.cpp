@@ -6,7 +6,6 @@
 // and structuredTextContracts.ts a5f6a19f) gives for them, run under Node.
 #include "tests/support/catch.h"
 
-#include <iostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -49,19 +48,6 @@ Grade Run(const json& entry, const std::string& output) {
   Answer answer;
   answer.text = output;
   return SchemaCompliance().Run(entry, answer, GradeContext{});
-}
-
-// Prints each sample's grade (ctest does not run it: [.] hides it); for checking by hand.
-TEST_CASE("zx schema_compliance: print", "[.][print]") {
-  for (const json& s : Samples()) {
-    const Grade g = Run(MoreEntry(s["id"]), s["output"]);
-    std::vector<std::string> failed;
-    for (const json& c : g.evidence["criteria"]) {
-      if (!c["pass"].get<bool>()) failed.push_back(c["id"]);
-    }
-    std::cout << s["id"].get<std::string>() << " " << g.evidence["zx_score"] << " "
-              << g.evidence["axes"].dump() << " " << json(failed).dump() << "\n";
-  }
 }
 
 TEST_CASE("zx schema_compliance: real entries score as zx-bench's evaluator scores them",
