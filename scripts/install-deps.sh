@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything evalrun needs to build and test on Debian 12 or 13 (and Ubuntu 22.04/24.04:
 # the same package names), from the distribution's own packages.
-# python3-yaml parses zx-bench's YAML answers (structured_contract) in the sandbox.
+# python3-yaml parses zx-bench's YAML answers (structured_contract) in the sandbox; node-typescript
+# turns zx-bench's TypeScript repairs (code_repair) into JavaScript there.
 # clang and libclang-rt-dev (libFuzzer's runtime) are for scripts/fuzz.sh: Debian 12 gives clang
 # 14, Debian 13 clang 19, both through these same metapackage names.
 # Safe to run again; needs root (or sudo).
@@ -11,7 +12,7 @@ packages=(
   build-essential cmake pkg-config git ca-certificates curl python3
   libcurl4-openssl-dev libyaml-cpp-dev nlohmann-json3-dev libgit2-dev libsqlite3-dev
   catch2 libcli11-dev libfmt-dev libssl-dev libpcre2-dev bubblewrap ccache
-  python3-yaml
+  python3-yaml node-typescript
   chromium
   clang libclang-rt-dev
 )

@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
@@ -50,6 +51,7 @@
 #include "graders/framework/grader.h"
 #include "plugins/sandbox.h"
 #include "graders/zxbench/common.h"
+#include "graders/zxbench/node_contracts.h"
 
 namespace evalrun {
 namespace {
@@ -58,7 +60,11 @@ using nlohmann::json;
 using js::IsJsSpace;
 using js::JsRound;
 using js::JsTrim;
+using zx::IsJsonValue;
+using zx::JsonDeepEqual;
 using zx::Member;
+using zx::PredicateHolds;
+using zx::ValidPredicate;
 using js::NextCodePoint;
 using js::ToWellFormedUtf8;
 
@@ -677,31 +683,6 @@ int ScopeDiscipline(std::string_view source, std::string_view patch) {
 
 // ---- The isolated JSON contract -----------------------------------------------------------------
 
-// isJson: finite numbers other than -0, plain values, at most 32 levels below `v`.
-bool IsJsonValue(const json& v, int depth = 0) {
-  if (depth > 32) return false;
-  switch (v.type()) {
-    case json::value_t::null:
-    case json::value_t::string:
-    case json::value_t::boolean:
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return true;
-    case json::value_t::number_float: {
-      const double d = v.get<double>();
-      return std::isfinite(d) && !(d == 0 && std::signbit(d));
-    }
-    case json::value_t::array:
-    case json::value_t::object:
-      for (const auto& item : v) {
-        if (!IsJsonValue(item, depth + 1)) return false;
-      }
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsIdentifier(const json& v) {  // /^[A-Za-z_][A-Za-z0-9_]*$/
   if (!v.is_string()) return false;
   const auto& s = v.get_ref<const std::string&>();
@@ -780,43 +761,6 @@ constexpr std::array<std::string_view, 13> kPythonAdapters = {
     "topo-order",      "pair-sum",  "fetch-all", "histogram",   "sql-param",
     "path-safe",       "lazy-property", "shape-sequence"};
 
-bool IsSafeIndex(const json& v) {
-  return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0) ||
-         (v.is_number_float() && v.get<double>() >= 0 && v.get<double>() <= 9007199254740991.0 &&
-          std::floor(v.get<double>()) == v.get<double>());
-}
-
-// One host-side predicate (jsonValuePredicate.ts): {"equals": V} or {"all": [{path, equals} |
-// {path, approx: {value, absoluteTolerance, inclusive}}, ...]}, each with exactly its keys.
-bool ValidPredicate(const json& p) {
-  if (!p.is_object() || p.size() != 1) return false;
-  if (p.contains("equals")) return IsJsonValue(p["equals"]);
-  const json& all = Member(p, "all");
-  if (!all.is_array() || all.empty() || all.size() > 100) return false;
-  for (const json& check : all) {
-    if (!check.is_object() || check.size() != 2) return false;
-    const json& path = Member(check, "path");
-    if (!path.is_array() || path.size() > 32) return false;
-    for (const json& key : path) {
-      if (!key.is_string() && !IsSafeIndex(key)) return false;
-    }
-    if (check.contains("equals")) {
-      if (!IsJsonValue(check["equals"])) return false;
-    } else {
-      const json& approx = Member(check, "approx");
-      if (!approx.is_object() || approx.size() != 3) return false;
-      const json& value = Member(approx, "value");
-      const json& tolerance = Member(approx, "absoluteTolerance");
-      if (!value.is_number() || !std::isfinite(value.get<double>()) || !tolerance.is_number() ||
-          !std::isfinite(tolerance.get<double>()) || !(tolerance.get<double>() > 0) ||
-          !Member(approx, "inclusive").is_boolean()) {
-        return false;
-      }
-    }
-  }
-  return true;
-}
-
 // validIsolatedPythonJsonContract.
 bool ValidPythonContract(const json& c) {
   if (!c.is_object() || Member(c, "protocol") != "isolated-python-json-v1") return false;
@@ -856,58 +800,6 @@ bool ValidPythonContract(const json& c) {
   return true;
 }
 
-// Object.hasOwn navigation: an object by key (a number is its decimal key), an array by index
-// (a string that is a canonical index counts).
-const json* Navigate(const json& value, const json& path) {
-  const json* at = &value;
-  for (const json& key : path) {
-    if (at->is_object()) {
-      const std::string name =
-          key.is_string() ? key.get<std::string>() : std::to_string(key.get<uint64_t>());
-      const auto it = at->find(name);
-      if (it == at->end()) return nullptr;
-      at = &*it;
-    } else if (at->is_array()) {
-      uint64_t index = 0;
-      if (key.is_string()) {
-        const std::string& s = key.get_ref<const std::string&>();
-        if (s.empty() || s.size() > 15 || (s.size() > 1 && s[0] == '0') ||
-            !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-          return nullptr;
-        }
-        index = std::stoull(s);
-      } else {
-        index = static_cast<uint64_t>(key.get<double>());
-      }
-      if (index >= at->size()) return nullptr;
-      at = &(*at)[index];
-    } else {
-      return nullptr;
-    }
-  }
-  return at;
-}
-
-bool JsonEqual(const json& a, const json& b);
-
-bool PredicateHolds(const json& predicate, const json& value) {
-  if (predicate.contains("equals")) return JsonEqual(value, predicate["equals"]);
-  for (const json& check : predicate["all"]) {
-    const json* at = Navigate(value, check["path"]);
-    if (at == nullptr) return false;
-    if (check.contains("equals")) {
-      if (!JsonEqual(*at, check["equals"])) return false;
-      continue;
-    }
-    const json& approx = check["approx"];
-    if (!at->is_number() || !std::isfinite(at->get<double>())) return false;
-    const double gap = std::fabs(at->get<double>() - approx["value"].get<double>());
-    const double tolerance = approx["absoluteTolerance"].get<double>();
-    if (approx["inclusive"].get<bool>() ? !(gap <= tolerance) : !(gap < tolerance)) return false;
-  }
-  return true;
-}
-
 // Every execution contract key isolatedCodeRepairUnavailable knows.
 constexpr std::array<const char*, 12> kContractKeys = {
     "isolatedJson",          "quickJsObservation",     "isolatedJavaJson",
@@ -925,10 +817,25 @@ std::string ScorerLanguage(const json& spec) {
   return l;
 }
 
-enum class ContractKind { kIsolatedJson, kPythonJson };
+enum class ContractKind { kIsolatedJson, kPythonJson, kJavascriptJson, kTypescriptJson };
+
+// The adapter-driven contract kinds evalrun runs, each for one language.
+struct AdapterKind {
+  const char* key;
+  ContractKind kind;
+  bool (*valid)(const json&);
+  std::string_view language;
+};
+const AdapterKind kAdapterKinds[] = {
+    {"isolatedPythonJson", ContractKind::kPythonJson, ValidPythonContract, "python"},
+    {"isolatedJavascriptJson", ContractKind::kJavascriptJson, zx::ValidJavascriptJsonContract,
+     "javascript"},
+    {"isolatedTypescriptJson", ContractKind::kTypescriptJson, zx::ValidTypescriptJsonContract,
+     "typescript"},
+};
 
 struct Availability {
-  const json* contract = nullptr;  // the usable contract (isolatedJson or isolatedPythonJson)
+  const json* contract = nullptr;  // the usable contract (isolatedJson or an adapter kind)
   ContractKind kind = ContractKind::kIsolatedJson;
   std::string other_key;           // another contract kind zx-bench would run; evalrun cannot
   std::string unmeasured;          // zx-bench's reason for leaving the entry unmeasured
@@ -949,17 +856,22 @@ Availability CheckAvailability(const json& spec, std::string_view language) {
     a.unmeasured = "the entry names more than one execution contract (不能同时指定多个执行观测协议)";
     return a;
   }
-  const bool python = a.other_key == "isolatedPythonJson";
+  const AdapterKind* adapter_kind = nullptr;
+  for (const AdapterKind& k : kAdapterKinds) {
+    if (a.other_key == k.key) adapter_kind = &k;
+  }
   // Other kinds' validity rules are not reproduced: evalrun skips them.
-  if (!a.other_key.empty() && !python) return a;
-  const json& contract = Member(requirements, python ? "isolatedPythonJson" : "isolatedJson");
+  if (!a.other_key.empty() && adapter_kind == nullptr) return a;
+  const json& contract =
+      Member(requirements, adapter_kind != nullptr ? adapter_kind->key : "isolatedJson");
   const bool usable =
-      python ? ValidPythonContract(contract) && language == "python"
-             : ValidContract(contract) &&
-                   ProtocolSupportsLanguage(contract["protocol"].get<std::string>(), language);
-  if (python) {
+      adapter_kind != nullptr
+          ? adapter_kind->valid(contract) && language == adapter_kind->language
+          : ValidContract(contract) &&
+                ProtocolSupportsLanguage(contract["protocol"].get<std::string>(), language);
+  if (adapter_kind != nullptr) {
     a.other_key.clear();
-    a.kind = ContractKind::kPythonJson;
+    a.kind = adapter_kind->kind;
   }
   if (!usable || Member(spec, "functionName") != contract["entrypoint"]) {
     a.unmeasured =
@@ -994,7 +906,9 @@ std::string UnrunnableContract(const json& contract, const std::string& language
   const bool runnable = (protocol == "isolated-json-v1" &&
                          (language == "javascript" || language == "python")) ||
                         (protocol == "isolated-json-v2" && language == "python") ||
-                        (protocol == "isolated-python-json-v1" && language == "python");
+                        (protocol == "isolated-python-json-v1" && language == "python") ||
+                        (protocol == "isolated-javascript-json-v1" && language == "javascript") ||
+                        (protocol == "isolated-typescript-json-v1" && language == "typescript");
   if (runnable) return {};
   return "evalrun does not run " + protocol + " contracts for " + language +
          (language == "typescript" ? " (zx-bench transpiles with the TypeScript compiler first)"
@@ -1214,56 +1128,99 @@ emit(json.dumps(out, ensure_ascii=False, allow_nan=False, separators=(',', ':'))
 )PY";
 
 struct Runtime {
+  ContractKind kind;
   const char* program;  // looked up on the sandbox's PATH
+  const char* package;  // Debian's package that installs it
   const char* candidate_file;
+  // A run before the cases: the syntax check, or (TypeScript) the transpilation whose stdout is
+  // the module the cases import.
   std::vector<std::string> check_argv;
   std::vector<std::string> run_argv;
   const char* driver_file;
-  const char* driver;
+  std::string_view driver;
   long memory_bytes;  // address space
 };
 
 Runtime RuntimeFor(std::string_view language, ContractKind kind = ContractKind::kIsolatedJson) {
-  if (kind == ContractKind::kPythonJson) {
-    return {"python3",
-            "candidate.py",
-            {"python3", "-c", "import ast;ast.parse(open('candidate.py').read())"},
-            {"python3", "-B", "driver.py"},
-            "driver.py",
-            kPythonJsonDriver,
-            256L << 20};
+  const auto python = [&](std::string_view driver, const char* check) {
+    return Runtime{kind,        "python3", "python3", "candidate.py",
+                   {"python3", "-c", check},      {"python3", "-B", "driver.py"},
+                   "driver.py", driver,    256L << 20};
+  };
+  // V8 reserves address space up front: the heap is capped by its own flag, near the
+  // container's memory (128 MB; 160 MB for zx-bench's TypeScript container).
+  const auto node = [&](std::vector<std::string> check, const char* heap, std::string_view driver) {
+    return Runtime{kind,         "node", "nodejs", "candidate.mjs", std::move(check),
+                   {"node", heap, "driver.mjs"},  "driver.mjs",    driver,
+                   4L << 30};
+  };
+  switch (kind) {
+    case ContractKind::kPythonJson:
+      return python(kPythonJsonDriver, "import ast;ast.parse(open('candidate.py').read())");
+    case ContractKind::kJavascriptJson:
+      return node({"node", "--check", "candidate.mjs"}, "--max-old-space-size=128",
+                  zx::kJavascriptJsonDriver);
+    case ContractKind::kTypescriptJson: {
+      Runtime r = node({"node", "transpile.cjs", std::string(zx::kTypescriptModule)},
+                       "--max-old-space-size=160", zx::kTypescriptJsonDriver);
+      r.candidate_file = "candidate.ts";
+      return r;
+    }
+    case ContractKind::kIsolatedJson:
+      break;
   }
   if (language == "python") {
-    return {"python3",
-            "candidate.py",
-            {"python3", "-c", "import ast; ast.parse(open('candidate.py').read())"},
-            {"python3", "-B", "driver.py"},
-            "driver.py",
-            kPythonDriver,
-            256L << 20};
+    return python(kPythonDriver, "import ast; ast.parse(open('candidate.py').read())");
   }
-  // V8 reserves address space up front: the heap is capped by its own flag, near the
-  // container's 128 MB.
-  return {"node",
-          "candidate.mjs",
-          {"node", "--check", "candidate.mjs"},
-          {"node", "--max-old-space-size=128", "driver.mjs"},
-          "driver.mjs",
-          kJavascriptDriver,
-          4L << 30};
+  return node({"node", "--check", "candidate.mjs"}, "--max-old-space-size=128", kJavascriptDriver);
 }
 
-// zx-bench's per-case container: timeoutMs 3000 plus the 5000 ms its runner allows the docker
-// CLI, 32 pids, 64 KiB of output (stdout and stderr together).
-SandboxLimits CaseLimits(const Runtime& runtime) {
+// Why `runtime` cannot run on this host, naming the package to install ("" when it can).
+std::string MissingRuntime(const Runtime& runtime) {
+  if (FindSandboxProgram(runtime.program).empty()) {
+    return std::string(runtime.program) + " is not installed (install Debian's " +
+           runtime.package + " package)";
+  }
+  std::error_code ec;
+  if (runtime.kind == ContractKind::kTypescriptJson &&
+      !std::filesystem::exists(std::string(zx::kTypescriptModule) + "/lib/typescript.js", ec)) {
+    return "the TypeScript compiler is not installed (install Debian's node-typescript package)";
+  }
+  return {};
+}
+
+// zx-bench's per-case container: its timeoutMs plus the 5000 ms its runner allows the docker
+// CLI, 32 pids, 64 KiB of output (stdout and stderr together). timeoutMs: isolatedJson 3000,
+// isolated-python-json-v1 5000, the JavaScript and TypeScript contracts 8000 (4000 for the
+// JavaScript fib adapter).
+SandboxLimits CaseLimits(const Runtime& runtime, const json& contract) {
   SandboxLimits limits;
-  // isolated-python-json-v1: timeoutMs 5000 plus the same 5000.
-  const bool python_json = std::string_view(runtime.driver) == kPythonJsonDriver;
-  limits.wall_seconds = python_json ? 10 : 8;
-  limits.cpu_seconds = python_json ? 10 : 8;
+  double timeout_seconds = 3;
+  switch (runtime.kind) {
+    case ContractKind::kIsolatedJson: break;
+    case ContractKind::kPythonJson: timeout_seconds = 5; break;
+    case ContractKind::kJavascriptJson:
+      timeout_seconds = contract["adapter"] == "fib" ? 4 : 8;
+      break;
+    case ContractKind::kTypescriptJson: timeout_seconds = 8; break;
+  }
+  limits.wall_seconds = timeout_seconds + 5;
+  limits.cpu_seconds = timeout_seconds + 5;
   limits.memory_bytes = runtime.memory_bytes;
   limits.max_processes = 32;
   limits.max_output_bytes = kObservationBytes + 1;
+  return limits;
+}
+
+// The TypeScript transpilation (evalrun's step; zx-bench's Node strips types as it loads): its
+// stdout is the module, as large as the patch allows.
+SandboxLimits TranspileLimits(const Runtime& runtime) {
+  SandboxLimits limits;
+  limits.wall_seconds = 30;
+  limits.cpu_seconds = 30;
+  limits.memory_bytes = runtime.memory_bytes;
+  limits.max_processes = 32;
+  limits.max_output_bytes = 16L << 20;
   return limits;
 }
 
@@ -1330,28 +1287,6 @@ bool HasIntegerMinusZero(std::string_view text) {
   return false;
 }
 
-// isDeepStrictEqual for JSON values as JavaScript holds them (every number a double).
-bool JsonEqual(const json& a, const json& b) {
-  if (a.is_number() && b.is_number()) return a.get<double>() == b.get<double>();
-  if (a.type() != b.type()) return false;
-  if (a.is_array()) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (!JsonEqual(a[i], b[i])) return false;
-    }
-    return true;
-  }
-  if (a.is_object()) {
-    if (a.size() != b.size()) return false;
-    for (const auto& [key, value] : a.items()) {
-      const auto it = b.find(key);
-      if (it == b.end() || !JsonEqual(value, *it)) return false;
-    }
-    return true;
-  }
-  return a == b;
-}
-
 // compareJsonObservation(stdout, expected) on the runner's trimmed stdout: at most 64 KiB, a JSON
 // array of plain values as long as `expected`, strictly equal to it. No PASS markers, no JSON
 // fished out of prose, no coercion.
@@ -1362,19 +1297,20 @@ bool ObservationMatches(const std::string& raw_stdout, const json& expected) {
   if (NestingDepth(text) > 33 || HasIntegerMinusZero(text)) return false;
   json value = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded() || !value.is_array() || !IsJsonValue(value)) return false;
-  return value.size() == expected.size() && JsonEqual(value, expected);
+  return value.size() == expected.size() && JsonDeepEqual(value, expected);
 }
 
 // The per-case rule of the kinds with host predicates: the trimmed stdout is a JSON array of
-// plain values, one per call, and each expected[i] predicate holds for value[i].
-bool PredicatesHold(const std::string& raw_stdout, const json& expected) {
+// plain values, one per call, and each expected[i] predicate holds for value[i]. The Node
+// contracts also hold the array to validObservationJson's size bounds.
+bool PredicatesHold(const std::string& raw_stdout, const json& expected, bool bounded) {
   const std::string decoded = ToWellFormedUtf8(raw_stdout);
   const std::string_view text = JsTrim(decoded);
   if (text.size() > kObservationBytes) return false;
   if (NestingDepth(text) > 33 || HasIntegerMinusZero(text)) return false;
   json value = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded() || !value.is_array() || !IsJsonValue(value)) return false;
-  if (value.size() != expected.size()) return false;
+  if (value.size() != expected.size() || (bounded && !zx::IsObservationJson(value))) return false;
   for (size_t i = 0; i < value.size(); ++i) {
     if (!PredicateHolds(expected[i], value[i])) return false;
   }
@@ -1389,6 +1325,7 @@ struct CaseOutcome {
 
 struct Suite {
   bool compiled = false;
+  bool ran = false;  // the cases ran (the first step succeeded)
   SandboxResult syntax;
   std::vector<CaseOutcome> cases;
   std::optional<std::string> infrastructure_error;
@@ -1399,7 +1336,7 @@ struct Suite {
 
 // The input a case run sees: the entry point and the arguments, never ids or expected values.
 std::string CaseInput(const json& contract, const json& c) {
-  if (contract["protocol"] == "isolated-python-json-v1") {  // JSON.stringify({adapter, calls})
+  if (contract.contains("adapter")) {  // the adapter kinds: JSON.stringify({adapter, calls})
     return CanonicalJson({{"adapter", contract["adapter"]}, {"calls", c["calls"]}},
                          KeyOrder::kJavaScript);
   }
@@ -1411,15 +1348,45 @@ std::string CaseInput(const json& contract, const json& c) {
   return CanonicalJson(request, KeyOrder::kJavaScript);  // what JSON.stringify writes
 }
 
-// runIsolatedJsonSuite: syntax check, then every case in its own run (all failing without
-// running when the syntax check fails).
+// One case in its own sandbox: the candidate module, the driver and the case's input.
+SandboxResult RunCase(const Sandbox& sandbox, const Runtime& runtime, const std::string& module,
+                      const json& contract, const json& c) {
+  SandboxRun run;
+  run.argv = runtime.run_argv;
+  // The TypeScript cases import the transpiled module.
+  run.files[runtime.kind == ContractKind::kTypescriptJson ? "candidate.mjs"
+                                                         : runtime.candidate_file] = module;
+  run.files[runtime.driver_file] = std::string(runtime.driver);
+  run.files["input.json"] = CaseInput(contract, c);
+  run.limits = CaseLimits(runtime, contract);
+  return sandbox.Run(run);
+}
+
+bool CasePassed(const Runtime& runtime, const SandboxResult& result, const json& c) {
+  if (!Succeeded(result)) return false;
+  if (runtime.kind == ContractKind::kIsolatedJson) {
+    return ObservationMatches(result.stdout_text, c["expected"]);
+  }
+  return PredicatesHold(result.stdout_text, c["expected"],
+                        runtime.kind != ContractKind::kPythonJson);
+}
+
+// runIsolatedJsonSuite and its kin: the syntax check (or the TypeScript transpilation), then
+// every case in its own run, all failing without running when that first step fails. The
+// TypeScript suite (runIsolatedTypescriptJsonSuite) counts as compiled only when every case's
+// run succeeds: zx-bench's Node strips the types as it loads the module.
 Suite RunSuite(const Sandbox& sandbox, const Runtime& runtime, const std::string& candidate,
                const json& contract) {
+  const bool typescript = runtime.kind == ContractKind::kTypescriptJson;
   Suite suite;
   SandboxRun check;
   check.argv = runtime.check_argv;
   check.files[runtime.candidate_file] = candidate;
-  check.limits = CaseLimits(runtime);
+  if (typescript) {
+    check.files["transpile.cjs"] = std::string(zx::kTypescriptTranspiler);
+    check.files["exports.txt"] = zx::TypescriptJsonExports(contract);
+  }
+  check.limits = typescript ? TranspileLimits(runtime) : CaseLimits(runtime, contract);
   suite.syntax = sandbox.Run(check);
   ++suite.runs;
   suite.wall_seconds += suite.syntax.wall_seconds;
@@ -1427,32 +1394,32 @@ Suite RunSuite(const Sandbox& sandbox, const Runtime& runtime, const std::string
     suite.infrastructure_error = suite.syntax.stderr_text;
     return suite;
   }
-  suite.compiled = Succeeded(suite.syntax);
+  suite.compiled = typescript ? suite.syntax.exit_code == 0 && !suite.syntax.timed_out
+                              : Succeeded(suite.syntax);
+  const std::string& module = typescript ? suite.syntax.stdout_text : candidate;
+  const bool ran = suite.compiled;
+  suite.ran = ran;
+  bool first_failure = true;
   for (const auto& c : contract["cases"]) {
     CaseOutcome outcome;
     outcome.id = c["id"].get<std::string>();
-    if (!suite.compiled) {
+    if (!ran) {
       outcome.result = suite.syntax;
     } else {
-      SandboxRun run;
-      run.argv = runtime.run_argv;
-      run.files[runtime.candidate_file] = candidate;
-      run.files[runtime.driver_file] = runtime.driver;
-      run.files["input.json"] = CaseInput(contract, c);
-      run.limits = CaseLimits(runtime);
-      outcome.result = sandbox.Run(run);
+      outcome.result = RunCase(sandbox, runtime, module, contract, c);
       ++suite.runs;
       suite.wall_seconds += outcome.result.wall_seconds;
       if (NeverStarted(outcome.result)) {
         suite.infrastructure_error = outcome.result.stderr_text;
         return suite;
       }
+      if (typescript && !Succeeded(outcome.result)) {
+        suite.compiled = false;
+        if (first_failure) suite.syntax = outcome.result;  // zx-bench's compileError
+        first_failure = false;
+      }
     }
-    outcome.passed =
-        Succeeded(outcome.result) &&
-        (contract["protocol"] == "isolated-python-json-v1"
-             ? PredicatesHold(outcome.result.stdout_text, c["expected"])
-             : ObservationMatches(outcome.result.stdout_text, c["expected"]));
+    outcome.passed = CasePassed(runtime, outcome.result, c);
     suite.passed += outcome.passed ? 1 : 0;
     suite.cases.push_back(std::move(outcome));
   }
@@ -1752,12 +1719,7 @@ class ZxCodeRepairGrader final : public Grader {
     if (std::string why = UnrunnableContract(*availability.contract, language); !why.empty()) {
       return why;
     }
-    const Runtime runtime = RuntimeFor(language, availability.kind);
-    if (FindSandboxProgram(runtime.program).empty()) {
-      return std::string(runtime.program) + " is not installed (install Debian's " +
-             (language == "python" ? "python3" : "nodejs") + " package)";
-    }
-    return {};
+    return MissingRuntime(RuntimeFor(language, availability.kind));
   }
 
   Grade Run(const json& spec, const Answer& answer, const GradeContext& context) const override {
@@ -1813,12 +1775,14 @@ class ZxCodeRepairGrader final : public Grader {
     }
     if (auto why = sandbox->Unavailable()) return Status(GradeStatus::kSkipped, *why);
     const Runtime runtime = RuntimeFor(language, availability.kind);
-    if (FindSandboxProgram(runtime.program).empty()) {
-      return Status(GradeStatus::kSkipped, std::string(runtime.program) + " is not installed");
+    if (std::string why = MissingRuntime(runtime); !why.empty()) {
+      return Status(GradeStatus::kSkipped, why);
     }
 
     std::string candidate = patch;
-    if (language == "javascript") {
+    if (runtime.kind == ContractKind::kJavascriptJson) {
+      candidate = zx::JavascriptJsonCandidate(patch, contract);
+    } else if (language == "javascript") {
       candidate += "\nexport { " + contract["entrypoint"].get<std::string>() + " as zxEntry };\n";
     }
     const Suite suite = RunSuite(*sandbox, runtime, candidate, contract);
@@ -1861,15 +1825,18 @@ class ZxCodeRepairGrader final : public Grader {
     int timed_out = 0;
     for (const auto& c : suite.cases) {
       json item = {{"id", c.id}, {"passed", c.passed}};
-      if (suite.compiled) item.update(RunEvidence(c.result));
-      timed_out += suite.compiled && c.result.timed_out ? 1 : 0;
+      if (suite.ran) item.update(RunEvidence(c.result));
+      timed_out += suite.ran && c.result.timed_out ? 1 : 0;
       cases.push_back(std::move(item));
     }
     evidence["cases"] = std::move(cases);
 
     std::string reason = std::to_string(suite.passed) + "/" + std::to_string(total_cases) +
                          " hidden cases pass";
-    if (!suite.compiled) reason += ", the patch does not parse";
+    if (!suite.compiled) {
+      reason += runtime.kind == ContractKind::kTypescriptJson ? ", the module does not load"
+                                                              : ", the patch does not parse";
+    }
     if (timed_out > 0) reason += ", " + std::to_string(timed_out) + " ran out of time";
     if (blocks.empty()) reason += ", code found without a fence";
     reason += ", patch quality " + std::to_string(patch_quality) + ", scope " +

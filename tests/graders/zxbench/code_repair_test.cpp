@@ -99,7 +99,7 @@ std::optional<Grade> GradeInSandbox(const json& entry, const std::string& text,
   }
   if (FindSandboxProgram("node").empty()) {
     CHECK(grade.status == GradeStatus::kSkipped);
-    CHECK(grade.reason == "node is not installed");
+    CHECK(grade.reason == "node is not installed (install Debian's nodejs package)");
     WARN("node is not installed, code_repair execution not tested");
     return std::nullopt;
   }
@@ -378,7 +378,7 @@ TEST_CASE("zx code_repair: Python candidates run with python3, v1 and v2 (keywor
   }
   if (FindSandboxProgram("python3").empty()) {
     CHECK(grade.status == GradeStatus::kSkipped);
-    CHECK(grade.reason == "python3 is not installed");
+    CHECK(grade.reason == "python3 is not installed (install Debian's python3 package)");
     return;
   }
   INFO(grade.reason << "\n" << grade.evidence.dump(2));
@@ -429,7 +429,7 @@ TEST_CASE("zx code_repair: only strictly equal JSON arrays on stdout pass a case
     const ScriptedSandbox sandbox(Exited(0), Exited(0));
     const Grade grade = RunGrader(FixtureEntry(), Fenced(kGoodFix), &sandbox);
     CHECK(grade.status == GradeStatus::kSkipped);
-    CHECK(grade.reason == "node is not installed");
+    CHECK(grade.reason == "node is not installed (install Debian's nodejs package)");
     return;
   }
   // Every case run prints `stdout` (exit 0), so all three cases get the same observation; only
@@ -766,6 +766,205 @@ TEST_CASE("zx code_repair: isolated-python-json-v1 contracts are checked as zx-b
     if (Bubblewrap().Unavailable()) return;
     INFO(grade.evidence.dump(2));
     CHECK(grade.evidence["cases"][0]["passed"] == true);  // [1]: |1 - 1.0004| < .001
+  }
+}
+
+// ---- requirements.isolatedJavascriptJson / isolatedTypescriptJson, on real entries -----------
+// Sources (bboysky/ajubyte-model-lab at 22bb91d1, packages/core/src/execution/):
+// isolatedJavascriptJson.ts: the contract (13 adapters, 1-20 cases of 1-20 calls, each call's
+// JSON under 65,536 bytes, one predicate per call), `node --check candidate.mjs` first (every
+// case fails without running when it fails), then per case `node driver.mjs` with the adapter's
+// fixed scenario; timeoutMs 8000 (fib 4000). isolatedTypescriptJson.ts: 3 adapters, no syntax
+// step: `export` dropped before function/class/type/interface, `export {names};` appended,
+// Node 22 strips the types as it loads; compiled stays true unless a case's run fails (a
+// non-zero exit, a timeout); its driver leaves console.log on stdout. A case passes when the
+// run succeeded and stdout is a JSON array, one value per call, each matching its predicate.
+// The scores follow codeRepair.ts's total (.1 extraction + .2 compilation + .4 tests + .2
+// quality + .1 scope), checked from the axes below.
+
+bool TypescriptInstalled() {
+  return std::filesystem::exists("/usr/share/nodejs/typescript/lib/typescript.js");
+}
+
+TEST_CASE("zx code_repair: isolated JavaScript and TypeScript adapters on real entries",
+          "[graders][zxbench]") {
+  struct Row {
+    const char* id;
+    const char* name;
+    std::string code;
+    const char* tag;
+    int passed;  // of the entry's cases
+    bool compiled;
+  };
+  const std::string fixed_lru =
+      "class LRU {\n  constructor(cap) { this.cap = cap; this.map = new Map(); }\n"
+      "  get(k) {\n    if (!this.map.has(k)) return -1;\n    const v = this.map.get(k);\n"
+      "    this.map.delete(k);\n    this.map.set(k, v);\n    return v;\n  }\n"
+      "  put(k, v) {\n    this.map.delete(k);\n    this.map.set(k, v);\n"
+      "    if (this.map.size > this.cap) this.map.delete(this.map.keys().next().value);\n  }\n}";
+  const std::string lazy_pages =
+      "type Page<T> = { items: T[]; cursor: string | null };\n\n"
+      "async function* pageItems<T>(\n  fetchPage: (cursor: string | null) => Promise<Page<T>>,\n"
+      "): AsyncGenerator<T> {\n  let cursor: string | null = null;\n  do {\n"
+      "    const page = await fetchPage(cursor);\n    yield* page.items;\n"
+      "    cursor = page.cursor;\n  } while (cursor !== null);\n}";
+  const std::vector<Row> rows = {
+      {"CP-L2-TD-JS-004", "lru fixed", fixed_lru, "javascript", 3, true},
+      // The bug: nothing is evicted or refreshed; only "get" holds ([1]).
+      {"CP-L2-TD-JS-004", "lru as given",
+       "class LRU {\n  constructor(cap) { this.cap = cap; this.map = new Map(); }\n"
+       "  get(k) { return this.map.has(k) ? this.map.get(k) : -1; }\n"
+       "  put(k, v) { this.map.set(k, v); }\n}",
+       "javascript", 1, true},
+      // console.log goes to stderr in the JavaScript driver: the observation is untouched.
+      {"CP-L2-TD-JS-004", "lru fixed, with a log line",
+       "console.log('loaded');\n" + fixed_lru, "javascript", 3, true},
+      // A syntax error: node --check fails, no case runs.
+      {"CP-L2-TD-JS-004", "lru that does not parse", "class LRU {\n  get(k) { return -1 \n",
+       "javascript", 0, false},
+      {"CP-L3-PERF-JS-001", "fib in linear time",
+       "function fib(n) {\n  let a = 0, b = 1;\n  for (let i = 0; i < n; i++) [a, b] = [b, a + b];\n"
+       "  return a;\n}",
+       "javascript", 3, true},
+      // fib(1) = 0 here: every value list is wrong.
+      {"CP-L3-PERF-JS-001", "fib off by one",
+       "function fib(n) {\n  let a = 0, b = 1;\n  for (let i = 1; i < n; i++) [a, b] = [b, a + b];\n"
+       "  return a;\n}",
+       "javascript", 0, true},
+      {"CP-L3-TS-006", "api-result fixed",
+       "export type ApiResult<T> =\n  | { ok: true; value: T }\n  | { ok: false; error: string };\n\n"
+       "export function unwrap<T>(r: ApiResult<T>): T {\n  if (!r.ok) throw new Error(r.error);\n"
+       "  return r.value;\n}\n\nexport function assertNever(x: never): never {\n"
+       "  throw new Error(`Unexpected value: ${x}`);\n}\n\ntype Status = 200 | 404 | 500;\n\n"
+       "export function handleStatus(s: Status): string {\n  switch (s) {\n"
+       "    case 200: return \"ok\";\n    case 404: return \"nf\";\n    case 500: return \"ise\";\n"
+       "  }\n  return assertNever(s);\n}",
+       "typescript", 1, true},
+      // As given: unwrap and assertNever return undefined; the run succeeds, the value is wrong.
+      {"CP-L3-TS-006", "api-result as given",
+       "export function unwrap(r: { value: unknown }) { return r.value; }\n"
+       "export function assertNever(x: never): never {}\n"
+       "export function handleStatus(s: 200 | 404 | 500): string {\n"
+       "  return s === 200 ? 'ok' : s === 404 ? 'nf' : 'ise';\n}",
+       "typescript", 0, true},
+      // Node's strip-only mode refuses an enum: the module never loads.
+      {"CP-L3-TS-006", "api-result with an enum",
+       "enum Code { Ok = 200 }\nexport function unwrap(r: any) { if (!r.ok) throw new Error(r.error); }\n"
+       "export function assertNever(x: never): never { throw new Error(`Unexpected value: ${x}`); }\n"
+       "export function handleStatus(s: number): string { return s === Code.Ok ? 'ok' : s === 404 ? "
+       "'nf' : 'ise'; }",
+       "typescript", 0, false},
+      // The TypeScript driver leaves console.log alone: the output is spoiled, the run succeeds.
+      {"CP-L3-TS-006", "api-result fixed, with a log line",
+       "export function unwrap(r: any) { if (!r.ok) throw new Error(r.error); return r.value; }\n"
+       "export function assertNever(x: never): never { console.log('never'); "
+       "throw new Error(`Unexpected value: ${x}`); }\n"
+       "export function handleStatus(s: number): string { return s === 200 ? 'ok' : s === 404 ? "
+       "'nf' : 'ise'; }",
+       "typescript", 0, true},
+      {"CP-L3-TS-005", "page-items lazy", lazy_pages, "typescript", 4, true},
+      // As given (every page fetched first): "lazy" sees 2 fetches, "collect" and "empty-page"
+      // hold, and "error"'s first next() rejects outside the driver's try: that run exits
+      // non-zero, so zx-bench counts the suite as not compiled.
+      {"CP-L3-TS-005", "page-items buffered (as given)",
+       "type Page<T> = { items: T[]; cursor: string | null };\n\n"
+       "async function* pageItems<T>(\n  fetchPage: (cursor: string | null) => Promise<Page<T>>,\n"
+       "): AsyncGenerator<T> {\n  const all: T[] = [];\n  let cursor: string | null = null;\n  do {\n"
+       "    const page = await fetchPage(cursor);\n    all.push(...page.items);\n"
+       "    cursor = page.cursor;\n  } while (cursor !== null);\n  yield* all;\n}",
+       "typescript", 2, false},
+  };
+  for (const Row& row : rows) {
+    SECTION(std::string(row.id) + ": " + row.name) {
+      const json entry = MoreEntry(row.id);
+      const bool typescript = std::string(row.tag) == "typescript";
+      const Grade grade = RunGrader(entry, Fenced(row.code, row.tag), &Bubblewrap());
+      if (auto why = Bubblewrap().Unavailable()) {
+        CHECK(grade.status == GradeStatus::kSkipped);
+        return;
+      }
+      if (typescript && !TypescriptInstalled()) {
+        const std::string why =
+            "the TypeScript compiler is not installed (install Debian's node-typescript package)";
+        CHECK(CodeRepair().Unrunnable(entry) == why);
+        CHECK(grade.reason == why);
+        WARN("node-typescript is not installed, isolatedTypescriptJson not tested");
+        return;
+      }
+      CHECK(CodeRepair().Unrunnable(entry).empty());
+      INFO(grade.reason << "\n" << grade.evidence.dump(2));
+      REQUIRE(grade.status == GradeStatus::kGraded);
+      CHECK(grade.evidence["protocol"] == (typescript ? "isolated-typescript-json-v1"
+                                                      : "isolated-javascript-json-v1"));
+      CHECK(grade.evidence["compiled"] == row.compiled);
+      CHECK(grade.evidence["tests_passed"] == row.passed);
+      const json& axes = grade.evidence["zx_axes"];
+      const int total_cases = grade.evidence["tests_total"].get<int>();
+      CHECK(axes["compilation"] == (row.compiled ? 100 : 0));
+      CHECK(axes["test_pass"] ==
+            static_cast<int>(std::floor(100.0 * row.passed / total_cases + 0.5)));
+      const double total = axes["patch_extraction"].get<int>() * .1 +
+                           axes["compilation"].get<int>() * .2 + axes["test_pass"].get<int>() * .4 +
+                           axes["patch_quality"].get<int>() * .2 +
+                           axes["scope_discipline"].get<int>() * .1;
+      CHECK(ZxScore(grade) == static_cast<int>(std::floor(total + 0.5)));
+    }
+  }
+}
+
+TEST_CASE("zx code_repair: the Node contracts are checked as zx-bench checks them",
+          "[graders][zxbench]") {
+  const std::string unmeasured =
+      "zx-bench leaves this entry unmeasured: the entry has no valid isolated execution contract "
+      "for its language and function (此题尚未迁移到可信观测判分通道，旧同进程测试仅供诊断)";
+  json js = MoreEntry("CP-L2-TD-JS-004");
+  json ts = MoreEntry("CP-L3-TS-005");
+  json& js_contract = js["requirements"]["isolatedJavascriptJson"];
+  json& ts_contract = ts["requirements"]["isolatedTypescriptJson"];
+  SECTION("the real entries are runnable") {
+    CHECK(CodeRepair().Unrunnable(js).empty());
+    if (TypescriptInstalled()) CHECK(CodeRepair().Unrunnable(ts).empty());
+  }
+  SECTION("an adapter of the other contract") {
+    js_contract["adapter"] = "page-items";
+    ts_contract["adapter"] = "lru";
+    CHECK(CodeRepair().Unrunnable(js) == unmeasured);
+    CHECK(CodeRepair().Unrunnable(ts) == unmeasured);
+  }
+  SECTION("another language") {
+    js["language"] = "typescript";
+    ts["language"] = "javascript";
+    CHECK(CodeRepair().Unrunnable(js) == unmeasured);
+    CHECK(CodeRepair().Unrunnable(ts) == unmeasured);
+  }
+  SECTION("a call of 65,536 bytes: the JavaScript contract refuses it, TypeScript's does not") {
+    const json big = json::array({"get", std::string(65536 - 10, 'x')});  // ["get","xx…"]
+    REQUIRE(big.dump().size() == 65536);
+    js_contract["cases"][0]["calls"][0] = big;
+    ts_contract["cases"][0]["calls"][0] = big;
+    CHECK(CodeRepair().Unrunnable(js) == unmeasured);
+    if (TypescriptInstalled()) CHECK(CodeRepair().Unrunnable(ts).empty());
+  }
+  SECTION("an empty case id is allowed, a repeated one is not") {
+    js_contract["cases"][0]["id"] = "";
+    js["hiddenTests"][0]["id"] = "";
+    CHECK(CodeRepair().Unrunnable(js).empty());
+    js_contract["cases"][1]["id"] = "";
+    CHECK(CodeRepair().Unrunnable(js) == unmeasured);
+  }
+  SECTION("a bare expected value is not a predicate") {
+    js_contract["cases"][0]["expected"][0] = 1;
+    CHECK(CodeRepair().Unrunnable(js) == unmeasured);
+  }
+  SECTION("a path predicate reads an array's length") {
+    // [-1, 3] for "evict": {"all": [{"path": ["length"], "equals": 2}]} holds.
+    js_contract["cases"][1]["expected"][0] = json::parse(R"({"all":[{"path":["length"],"equals":2}]})");
+    const Grade grade = RunGrader(js, Fenced("class LRU {\n  get() { return 0; }\n  put() {}\n}"),
+                                  &Bubblewrap());
+    if (Bubblewrap().Unavailable()) return;
+    INFO(grade.evidence.dump(2));
+    CHECK(grade.evidence["cases"][1]["passed"] == true);  // [0, 0] has length 2
+    CHECK(grade.evidence["cases"][0]["passed"] == false);
   }
 }
 
