@@ -1,10 +1,12 @@
 // zx-bench's code_repair grader (dimension "program"), reproduced (docs/zx-bench.md, "Graders:
 // where evalrun knowingly differs"). Reads the whole bank entry as its spec: language,
-// functionName, sourceCode, expectedVerdict, hiddenTests, requirements.isolatedJson.
+// functionName, sourceCode, expectedVerdict, hiddenTests, and its execution contract
+// (requirements.isolatedJson, isolatedPythonJson, isolatedJavascriptJson, isolatedTypescriptJson).
 //
-// Why one file (1.5k lines): the port of one upstream evaluator (codeRepair.ts) with its two
-// language harnesses, kept in upstream's order for parity review. More languages (issue 16)
-// go to a harness file of their own rather than here.
+// Why one file (1.9k lines): the port of one upstream evaluator (codeRepair.ts) with its
+// isolatedJson and isolatedPythonJson harnesses, kept in upstream's order for parity review. The
+// Node contracts (isolatedJavascriptJson, isolatedTypescriptJson) are node_contracts.cpp; each
+// further contract kind goes to a file of its own rather than here.
 //
 // Sources read (suncityldp/zx-bench): packages/core/src/evaluators/codeRepair.ts at 1410015b, the
 // official scorer `codeRepairEvaluator` 4.14.0, which the bank at 8e0adf68 names (graderVersion
