@@ -862,6 +862,13 @@ TEST_CASE("zx code_repair: isolated JavaScript and TypeScript adapters on real e
        "export function handleStatus(s: number): string { return s === 200 ? 'ok' : s === 404 ? "
        "'nf' : 'ise'; }",
        "typescript", 0, true},
+      // A module that never finishes loading: killed at 13 s (timeoutMs 8000 + 5000), a timeout
+      // is a failed run, so not compiled either.
+      {"CP-L3-TS-006", "api-result that spins forever",
+       "while (true) {}\nexport function unwrap(r: any) { return r; }\n"
+       "export function assertNever(x: never): never { return x; }\n"
+       "export function handleStatus(s: number) { return String(s); }",
+       "typescript", 0, false},
       {"CP-L3-TS-005", "page-items lazy", lazy_pages, "typescript", 4, true},
       // As given (every page fetched first): "lazy" sees 2 fetches, "collect" and "empty-page"
       // hold, and "error"'s first next() rejects outside the driver's try: that run exits
@@ -908,6 +915,10 @@ TEST_CASE("zx code_repair: isolated JavaScript and TypeScript adapters on real e
                            axes["patch_quality"].get<int>() * .2 +
                            axes["scope_discipline"].get<int>() * .1;
       CHECK(ZxScore(grade) == static_cast<int>(std::floor(total + 0.5)));
+      if (std::string(row.name) == "api-result that spins forever") {
+        CHECK(grade.evidence["cases"][0]["timed_out"] == true);
+        CHECK_THAT(grade.reason, Catch::Contains("1 ran out of time"));
+      }
     }
   }
 }
