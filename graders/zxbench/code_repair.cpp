@@ -1,12 +1,13 @@
 // zx-bench's code_repair grader (dimension "program"), reproduced (docs/zx-bench.md, "Graders:
 // where evalrun knowingly differs"). Reads the whole bank entry as its spec: language,
 // functionName, sourceCode, expectedVerdict, hiddenTests, and its execution contract
-// (requirements.isolatedJson, isolatedPythonJson, isolatedJavascriptJson, isolatedTypescriptJson).
+// (requirements.isolatedJson, isolatedPythonJson, isolatedJavascriptJson, isolatedTypescriptJson,
+// isolatedSqlJson).
 //
 // Why one file (1.9k lines): the port of one upstream evaluator (codeRepair.ts) with its
 // isolatedJson and isolatedPythonJson harnesses, kept in upstream's order for parity review. The
-// Node contracts (isolatedJavascriptJson, isolatedTypescriptJson) are node_contracts.cpp; each
-// further contract kind goes to a file of its own rather than here.
+// Node contracts (isolatedJavascriptJson, isolatedTypescriptJson) are node_contracts.cpp, SQL's
+// is sql_contract.cpp; each further contract kind goes to a file of its own rather than here.
 //
 // Sources read (suncityldp/zx-bench): packages/core/src/evaluators/codeRepair.ts at 1410015b, the
 // official scorer `codeRepairEvaluator` 4.14.0, which the bank at 8e0adf68 names (graderVersion
@@ -54,6 +55,7 @@
 #include "plugins/sandbox.h"
 #include "graders/zxbench/common.h"
 #include "graders/zxbench/node_contracts.h"
+#include "graders/zxbench/sql_contract.h"
 
 namespace evalrun {
 namespace {
@@ -819,7 +821,7 @@ std::string ScorerLanguage(const json& spec) {
   return l;
 }
 
-enum class ContractKind { kIsolatedJson, kPythonJson, kJavascriptJson, kTypescriptJson };
+enum class ContractKind { kIsolatedJson, kPythonJson, kJavascriptJson, kTypescriptJson, kSqlJson };
 
 // The adapter-driven contract kinds evalrun runs, each for one language.
 struct AdapterKind {
@@ -834,6 +836,7 @@ const AdapterKind kAdapterKinds[] = {
      "javascript"},
     {"isolatedTypescriptJson", ContractKind::kTypescriptJson, zx::ValidTypescriptJsonContract,
      "typescript"},
+    {"isolatedSqlJson", ContractKind::kSqlJson, zx::ValidSqlJsonContract, "sql"},
 };
 
 struct Availability {
@@ -910,7 +913,8 @@ std::string UnrunnableContract(const json& contract, const std::string& language
                         (protocol == "isolated-json-v2" && language == "python") ||
                         (protocol == "isolated-python-json-v1" && language == "python") ||
                         (protocol == "isolated-javascript-json-v1" && language == "javascript") ||
-                        (protocol == "isolated-typescript-json-v1" && language == "typescript");
+                        (protocol == "isolated-typescript-json-v1" && language == "typescript") ||
+                        (protocol == "isolated-sql-json-v1" && language == "sql");
   if (runnable) return {};
   return "evalrun does not run " + protocol + " contracts for " + language +
          (language == "typescript" ? " (zx-bench transpiles with the TypeScript compiler first)"
@@ -1141,6 +1145,7 @@ struct Runtime {
   const char* driver_file;
   std::string_view driver;
   long memory_bytes;  // address space
+  size_t output_bytes = kObservationBytes;  // zx-bench's maxOutputBytes (stdout and stderr)
 };
 
 Runtime RuntimeFor(std::string_view language, ContractKind kind = ContractKind::kIsolatedJson) {
@@ -1166,6 +1171,14 @@ Runtime RuntimeFor(std::string_view language, ContractKind kind = ContractKind::
       Runtime r = node({"node", "transpile.cjs", std::string(zx::kTypescriptModule)},
                        "--max-old-space-size=160", zx::kTypescriptJsonDriver);
       r.candidate_file = "candidate.ts";
+      return r;
+    }
+    case ContractKind::kSqlJson: {
+      // No step before the cases: zx-bench has none (a query that fails fails its runs).
+      Runtime r = python(zx::kSqlDriver, "");
+      r.candidate_file = "query.sql";
+      r.check_argv.clear();
+      r.output_bytes = zx::kSqlOutputBytes;
       return r;
     }
     case ContractKind::kIsolatedJson:
@@ -1194,7 +1207,7 @@ std::string MissingRuntime(const Runtime& runtime) {
 // zx-bench's per-case container: its timeoutMs plus the 5000 ms its runner allows the docker
 // CLI, 32 pids, 64 KiB of output (stdout and stderr together). timeoutMs: isolatedJson 3000,
 // isolated-python-json-v1 5000, the JavaScript and TypeScript contracts 8000 (4000 for the
-// JavaScript fib adapter).
+// JavaScript fib adapter), SQL 3000 (and 128 KiB of output).
 SandboxLimits CaseLimits(const Runtime& runtime, const json& contract) {
   SandboxLimits limits;
   double timeout_seconds = 3;
@@ -1205,12 +1218,13 @@ SandboxLimits CaseLimits(const Runtime& runtime, const json& contract) {
       timeout_seconds = contract["adapter"] == "fib" ? 4 : 8;
       break;
     case ContractKind::kTypescriptJson: timeout_seconds = 8; break;
+    case ContractKind::kSqlJson: timeout_seconds = 3; break;
   }
   limits.wall_seconds = timeout_seconds + 5;
   limits.cpu_seconds = timeout_seconds + 5;
   limits.memory_bytes = runtime.memory_bytes;
   limits.max_processes = 32;
-  limits.max_output_bytes = kObservationBytes + 1;
+  limits.max_output_bytes = runtime.output_bytes + 1;
   return limits;
 }
 
@@ -1233,13 +1247,13 @@ bool NeverStarted(const SandboxResult& r) {
          r.stderr_text.rfind("evalrun sandbox: ", 0) == 0;
 }
 
-bool OutputLimitExceeded(const SandboxResult& r) {
-  return r.stdout_text.size() + r.stderr_text.size() > kObservationBytes;
+bool OutputLimitExceeded(const SandboxResult& r, size_t limit = kObservationBytes) {
+  return r.stdout_text.size() + r.stderr_text.size() > limit;
 }
 
 // The runner's `success`: exit code 0, not killed for time or output.
-bool Succeeded(const SandboxResult& r) {
-  return r.exit_code == 0 && !r.timed_out && !OutputLimitExceeded(r);
+bool Succeeded(const SandboxResult& r, size_t limit = kObservationBytes) {
+  return r.exit_code == 0 && !r.timed_out && !OutputLimitExceeded(r, limit);
 }
 
 // Nesting of the JSON text (outside strings), to refuse deep values before parsing them.
@@ -1359,13 +1373,15 @@ SandboxResult RunCase(const Sandbox& sandbox, const Runtime& runtime, const std:
   run.files[runtime.kind == ContractKind::kTypescriptJson ? "candidate.mjs"
                                                          : runtime.candidate_file] = module;
   run.files[runtime.driver_file] = std::string(runtime.driver);
-  run.files["input.json"] = CaseInput(contract, c);
+  run.files["input.json"] =
+      runtime.kind == ContractKind::kSqlJson ? zx::SqlCaseInput(c) : CaseInput(contract, c);
   run.limits = CaseLimits(runtime, contract);
   return sandbox.Run(run);
 }
 
 bool CasePassed(const Runtime& runtime, const SandboxResult& result, const json& c) {
-  if (!Succeeded(result)) return false;
+  if (!Succeeded(result, runtime.output_bytes)) return false;
+  if (runtime.kind == ContractKind::kSqlJson) return zx::SqlCasePassed(result.stdout_text, c);
   if (runtime.kind == ContractKind::kIsolatedJson) {
     return ObservationMatches(result.stdout_text, c["expected"]);
   }
@@ -1375,29 +1391,34 @@ bool CasePassed(const Runtime& runtime, const SandboxResult& result, const json&
 
 // runIsolatedJsonSuite and its kin: the syntax check (or the TypeScript transpilation), then
 // every case in its own run, all failing without running when that first step fails. The
-// TypeScript suite (runIsolatedTypescriptJsonSuite) counts as compiled only when every case's
-// run succeeds: zx-bench's Node strips the types as it loads the module.
+// TypeScript and SQL suites (runIsolatedTypescriptJsonSuite, runIsolatedSqlJsonSuite) count as
+// compiled only when every case's run succeeds: zx-bench's Node strips the types as it loads
+// the module, and SQL has no step before the cases.
 Suite RunSuite(const Sandbox& sandbox, const Runtime& runtime, const std::string& candidate,
                const json& contract) {
   const bool typescript = runtime.kind == ContractKind::kTypescriptJson;
+  const bool compiled_by_runs = typescript || runtime.kind == ContractKind::kSqlJson;
   Suite suite;
-  SandboxRun check;
-  check.argv = runtime.check_argv;
-  check.files[runtime.candidate_file] = candidate;
-  if (typescript) {
-    check.files["transpile.cjs"] = std::string(zx::kTypescriptTranspiler);
-    check.files["exports.txt"] = zx::TypescriptJsonExports(contract);
+  suite.compiled = true;
+  if (!runtime.check_argv.empty()) {
+    SandboxRun check;
+    check.argv = runtime.check_argv;
+    check.files[runtime.candidate_file] = candidate;
+    if (typescript) {
+      check.files["transpile.cjs"] = std::string(zx::kTypescriptTranspiler);
+      check.files["exports.txt"] = zx::TypescriptJsonExports(contract);
+    }
+    check.limits = typescript ? TranspileLimits(runtime) : CaseLimits(runtime, contract);
+    suite.syntax = sandbox.Run(check);
+    ++suite.runs;
+    suite.wall_seconds += suite.syntax.wall_seconds;
+    if (NeverStarted(suite.syntax)) {
+      suite.infrastructure_error = suite.syntax.stderr_text;
+      return suite;
+    }
+    suite.compiled = typescript ? suite.syntax.exit_code == 0 && !suite.syntax.timed_out
+                                : Succeeded(suite.syntax);
   }
-  check.limits = typescript ? TranspileLimits(runtime) : CaseLimits(runtime, contract);
-  suite.syntax = sandbox.Run(check);
-  ++suite.runs;
-  suite.wall_seconds += suite.syntax.wall_seconds;
-  if (NeverStarted(suite.syntax)) {
-    suite.infrastructure_error = suite.syntax.stderr_text;
-    return suite;
-  }
-  suite.compiled = typescript ? suite.syntax.exit_code == 0 && !suite.syntax.timed_out
-                              : Succeeded(suite.syntax);
   const std::string& module = typescript ? suite.syntax.stdout_text : candidate;
   const bool ran = suite.compiled;
   suite.ran = ran;
@@ -1415,7 +1436,7 @@ Suite RunSuite(const Sandbox& sandbox, const Runtime& runtime, const std::string
         suite.infrastructure_error = outcome.result.stderr_text;
         return suite;
       }
-      if (typescript && !Succeeded(outcome.result)) {
+      if (compiled_by_runs && !Succeeded(outcome.result, runtime.output_bytes)) {
         suite.compiled = false;
         if (first_failure) suite.syntax = outcome.result;  // zx-bench's compileError
         first_failure = false;
@@ -1653,11 +1674,11 @@ Grade Status(GradeStatus status, std::string reason, json evidence = json::objec
   return grade;
 }
 
-json RunEvidence(const SandboxResult& r) {
+json RunEvidence(const SandboxResult& r, size_t output_limit = kObservationBytes) {
   return {{"exit_code", r.exit_code},
           {"timed_out", r.timed_out},
           {"out_of_memory", r.out_of_memory},
-          {"output_limit_exceeded", OutputLimitExceeded(r)},
+          {"output_limit_exceeded", OutputLimitExceeded(r, output_limit)},
           {"wall_seconds", r.wall_seconds},
           {"stdout_head", EvidenceText(r.stdout_text, 200)},
           {"stderr_tail", OutputTail(r.stderr_text, kEvidenceBytes)}};
@@ -1820,14 +1841,16 @@ class ZxCodeRepairGrader final : public Grader {
                            {"patch_quality", patch_quality},
                            {"scope_discipline", scope}};
     evidence["compiled"] = suite.compiled;
-    if (!suite.compiled) evidence["syntax_check"] = RunEvidence(suite.syntax);
+    if (!suite.compiled) {
+      evidence["syntax_check"] = RunEvidence(suite.syntax, runtime.output_bytes);
+    }
     evidence["tests_passed"] = suite.passed;
     evidence["tests_total"] = total_cases;
     json cases = json::array();
     int timed_out = 0;
     for (const auto& c : suite.cases) {
       json item = {{"id", c.id}, {"passed", c.passed}};
-      if (suite.ran) item.update(RunEvidence(c.result));
+      if (suite.ran) item.update(RunEvidence(c.result, runtime.output_bytes));
       timed_out += suite.ran && c.result.timed_out ? 1 : 0;
       cases.push_back(std::move(item));
     }
@@ -1837,6 +1860,7 @@ class ZxCodeRepairGrader final : public Grader {
                          " hidden cases pass";
     if (!suite.compiled) {
       reason += runtime.kind == ContractKind::kTypescriptJson ? ", the module does not load"
+                : runtime.kind == ContractKind::kSqlJson      ? ", a run of the query failed"
                                                               : ", the patch does not parse";
     }
     if (timed_out > 0) reason += ", " + std::to_string(timed_out) + " ran out of time";

@@ -979,5 +979,149 @@ TEST_CASE("zx code_repair: the Node contracts are checked as zx-bench checks the
   }
 }
 
+// ---- requirements.isolatedSqlJson (isolated-sql-json-v1), on real entries ----------------------
+// Source: isolatedSqlJson.ts at 22bb91d1. Per case a fresh node:sqlite DatabaseSync(':memory:')
+// (foreign keys on, double-quoted string literals off), exec(schema + '\n' + seed), then
+// prepare(query).all() (the first statement only) and the `detail` of EXPLAIN QUERY PLAN; a
+// case passes when the run succeeded, the rows match `expected` and the plan holds no
+// forbidPlan text (here: "CORRELATED SCALAR SUBQUERY") and every requirePlan text; compiled
+// stays true unless a run fails (an SQL error, a timeout: timeoutMs 3000 + 5000). No step
+// before the cases. The plans quoted are SQLite's (3.40 here; unchanged since 3.36).
+TEST_CASE("zx code_repair: isolated-sql-json-v1 on real entries", "[graders][zxbench]") {
+  struct Row {
+    const char* id;
+    const char* name;
+    std::string query;  // "" : the entry's own sourceCode
+    int passed;
+    bool compiled;
+  };
+  const std::vector<Row> rows = {
+      // The join fans out: customer 1's 100 counts twice (250, not 150); case 2 loses customer 2.
+      {"CP-L2-SQL-001", "as given", "", 0, true},
+      {"CP-L2-SQL-001", "summed on orders alone",
+       "SELECT customer_id, SUM(amount) AS total FROM orders GROUP BY customer_id;", 2, true},
+      {"CP-L2-SQL-001", "a syntax error", "SELEC customer_id FROM orders;", 0, false},
+      // A comment alone prepares no statement: node:sqlite throws.
+      {"CP-L2-SQL-001", "only a comment", "-- nothing here", 0, false},
+      // Right rows, but the plan says CORRELATED SCALAR SUBQUERY 1.
+      {"CP-L3-PERF-SQL-001", "a correlated subquery (as given)", "", 0, true},
+      {"CP-L3-PERF-SQL-001", "a LEFT JOIN",
+       "SELECT u.id AS user_id, MAX(o.created_at) AS last_order FROM users u LEFT JOIN orders o "
+       "ON o.user_id = u.id GROUP BY u.id;",
+       2, true},
+      // Double-quoted strings are identifiers under node:sqlite: "no such column: 2000".
+      {"CP-L3-PERF-SQL-001", "a double-quoted string",
+       "SELECT u.id AS user_id, MAX(o.created_at) AS last_order FROM users u LEFT JOIN orders o "
+       "ON o.user_id = u.id AND o.created_at > \"2000\" GROUP BY u.id;",
+       0, false},
+      // prepare() keeps the first statement: the DROP never runs.
+      {"CP-L3-PERF-SQL-001", "a second statement is ignored",
+       "SELECT u.id AS user_id, MAX(o.created_at) AS last_order FROM users u LEFT JOIN orders o "
+       "ON o.user_id = u.id GROUP BY u.id; DROP TABLE orders;",
+       2, true},
+      // Three correlated subqueries in the plan; the rows themselves are right.
+      {"CP-L3-SQL-003", "as given", "", 0, true},
+      {"CP-L3-SQL-003", "FILTER aggregates over a join",
+       "SELECT u.id, u.name,\n"
+       "  COUNT(o.id) FILTER (WHERE o.created_at >= '2024-01-01') AS order_count_2024,\n"
+       "  SUM(o.amount) FILTER (WHERE o.status = 'completed') AS total_completed\n"
+       "FROM users u JOIN orders o ON o.user_id = u.id\nGROUP BY u.id, u.name\n"
+       "ORDER BY total_completed DESC NULLS LAST\nLIMIT 100;",
+       4, true},
+      {"CP-L2-SQL-001", "a query that never ends",
+       "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT count(*) AS n "
+       "FROM r;",
+       0, false},
+  };
+  for (const Row& row : rows) {
+    SECTION(std::string(row.id) + ": " + row.name) {
+      const json entry = MoreEntry(row.id);
+      const std::string query =
+          row.query.empty() ? entry["sourceCode"].get<std::string>() : row.query;
+      const Grade grade = RunGrader(entry, Fenced(query, "sql"), &Bubblewrap());
+      if (auto why = Bubblewrap().Unavailable()) {
+        CHECK(grade.status == GradeStatus::kSkipped);
+        return;
+      }
+      if (FindSandboxProgram("python3").empty()) {
+        CHECK(grade.reason == "python3 is not installed (install Debian's python3 package)");
+        return;
+      }
+      CHECK(CodeRepair().Unrunnable(entry).empty());
+      INFO(grade.reason << "\n" << grade.evidence.dump(2));
+      REQUIRE(grade.status == GradeStatus::kGraded);
+      CHECK(grade.evidence["protocol"] == "isolated-sql-json-v1");
+      CHECK(grade.evidence["compiled"] == row.compiled);
+      CHECK(grade.evidence["tests_passed"] == row.passed);
+      const json& axes = grade.evidence["zx_axes"];
+      const int total_cases = grade.evidence["tests_total"].get<int>();
+      CHECK(axes["compilation"] == (row.compiled ? 100 : 0));
+      CHECK(axes["test_pass"] ==
+            static_cast<int>(std::floor(100.0 * row.passed / total_cases + 0.5)));
+      const double total = axes["patch_extraction"].get<int>() * .1 +
+                           axes["compilation"].get<int>() * .2 + axes["test_pass"].get<int>() * .4 +
+                           axes["patch_quality"].get<int>() * .2 +
+                           axes["scope_discipline"].get<int>() * .1;
+      CHECK(ZxScore(grade) == static_cast<int>(std::floor(total + 0.5)));
+      CHECK(grade.evidence["sandbox_runs"] == total_cases);  // no step before the cases
+      if (std::string(row.name) == "a query that never ends") {
+        CHECK(grade.evidence["cases"][0]["timed_out"] == true);
+      }
+    }
+  }
+}
+
+TEST_CASE("zx code_repair: isolated-sql-json-v1 contracts are checked as zx-bench checks them",
+          "[graders][zxbench]") {
+  const std::string unmeasured =
+      "zx-bench leaves this entry unmeasured: the entry has no valid isolated execution contract "
+      "for its language and function (此题尚未迁移到可信观测判分通道，旧同进程测试仅供诊断)";
+  json entry = MoreEntry("CP-L3-PERF-SQL-001");
+  json& contract = entry["requirements"]["isolatedSqlJson"];
+  SECTION("the real entry is runnable") { CHECK(CodeRepair().Unrunnable(entry).empty()); }
+  SECTION("an entry point other than query") {
+    contract["entrypoint"] = "run";
+    entry["functionName"] = "run";
+    CHECK(CodeRepair().Unrunnable(entry) == unmeasured);
+  }
+  SECTION("schema and seed of 131,072 bytes") {
+    auto& c = contract["cases"][0];
+    c["seed"] = std::string(131072 - c["schema"].get<std::string>().size(), ' ');
+    CHECK(CodeRepair().Unrunnable(entry) == unmeasured);
+    c["seed"] = std::string(131071 - c["schema"].get<std::string>().size(), ' ');
+    CHECK(CodeRepair().Unrunnable(entry).empty());
+  }
+  SECTION("forbidPlan: falsy is absent, a text of 200 UTF-16 units is too long") {
+    auto& c = contract["cases"][0];
+    c["forbidPlan"] = false;
+    CHECK(CodeRepair().Unrunnable(entry).empty());
+    c["forbidPlan"] = json::array({std::string(199, 'x')});
+    CHECK(CodeRepair().Unrunnable(entry).empty());
+    c["forbidPlan"] = json::array({std::string(200, 'x')});
+    CHECK(CodeRepair().Unrunnable(entry) == unmeasured);
+    c["forbidPlan"] = "CORRELATED";
+    CHECK(CodeRepair().Unrunnable(entry) == unmeasured);
+  }
+  SECTION("requirePlan must appear in the plan, in any case") {
+    for (auto& c : contract["cases"]) c["requirePlan"] = json::array({"left-join"});
+    const Grade grade = RunGrader(
+        entry,
+        Fenced("SELECT u.id AS user_id, MAX(o.created_at) AS last_order FROM users u LEFT JOIN "
+               "orders o ON o.user_id = u.id GROUP BY u.id;",
+               "sql"),
+        &Bubblewrap());
+    if (Bubblewrap().Unavailable()) return;
+    INFO(grade.evidence.dump(2));
+    CHECK(grade.evidence["tests_passed"] == 2);  // "... (user_id=?) LEFT-JOIN"
+    for (auto& c : contract["cases"]) c["requirePlan"] = json::array({"USING COVERING INDEX"});
+    CHECK(RunGrader(entry,
+                    Fenced("SELECT u.id AS user_id, MAX(o.created_at) AS last_order FROM users u "
+                           "LEFT JOIN orders o ON o.user_id = u.id GROUP BY u.id;",
+                           "sql"),
+                    &Bubblewrap())
+              .evidence["tests_passed"] == 0);
+  }
+}
+
 }  // namespace
 }  // namespace evalrun

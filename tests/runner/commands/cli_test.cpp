@@ -264,7 +264,7 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   // The two isolatedTypescriptJson entries need Debian's node-typescript (install-deps has it).
   const bool typescript =
       std::filesystem::exists("/usr/share/nodejs/typescript/lib/typescript.js");
-  const int runnable = typescript ? 23 : 21;
+  const int runnable = typescript ? 26 : 24;
   CHECK_THAT(validate.out,
              Catch::Contains("runnable here: " + std::to_string(runnable) +
                              ", skipped: " + std::to_string(43 - runnable)));
@@ -283,6 +283,7 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   CHECK(predicted.count("grader 'schema_compliance' is not known to evalrun") == 0);
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedJavascriptJson contracts") == 0);
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedTypescriptJson contracts") == 0);
+  CHECK(predicted.count("evalrun does not run zx-bench's isolatedSqlJson contracts") == 0);
 
   evalrun::MockConfig m;
   m.ttft_ms = 1;
