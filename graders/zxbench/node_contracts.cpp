@@ -519,13 +519,29 @@ const instantiated = (ns) => {
   if (ts.isModuleDeclaration(body)) return instantiated(body);
   return body.statements.some((s) => !erasable(s));
 };
-// What Node 22's strip-only mode refuses to load (ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX).
+// What Node 22's strip-only mode refuses to load (ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX and
+// ERR_INVALID_TYPESCRIPT_SYNTAX), with its messages; a decorator is a syntax error to V8.
 const visit = (node) => {
   if (ts.isEnumDeclaration(node) && !has(node, [K.DeclareKeyword])) {
     fail('TypeScript enum is not supported in strip-only mode', node);
   }
+  if (ts.isModuleDeclaration(node) && !has(node, [K.DeclareKeyword]) &&
+      ts.isIdentifier(node.name) && !(node.flags & ts.NodeFlags.Namespace) &&
+      !(node.flags & ts.NodeFlags.GlobalAugmentation)) {
+    fail('`module` keyword is not supported. Use `namespace` instead.', node);
+  }
   if (ts.isModuleDeclaration(node) && !has(node, [K.DeclareKeyword]) && instantiated(node)) {
     fail('TypeScript namespace declaration is not supported in strip-only mode', node);
+  }
+  if (ts.isTypeAssertionExpression && ts.isTypeAssertionExpression(node)) {
+    fail('The angle-bracket syntax for type assertions, `<T>expr`, is not supported in type ' +
+         "strip mode. Instead, use the 'as' syntax: `expr as T`.", node);
+  }
+  if (ts.isDecorator(node)) fail('SyntaxError: Invalid or unexpected token (a decorator)', node);
+  if (ts.isClassElement(node) && has(node, [K.OverrideKeyword]) && ts.isClassLike(node.parent) &&
+      !(node.parent.heritageClauses || []).some((h) => h.token === K.ExtendsKeyword)) {
+    fail("This member cannot have an 'override' modifier because its containing class does " +
+         'not extend another class.', node);
   }
   if (ts.isParameter(node) && ts.isConstructorDeclaration(node.parent) &&
       has(node, [K.PublicKeyword, K.PrivateKeyword, K.ProtectedKeyword, K.ReadonlyKeyword,

@@ -854,6 +854,13 @@ TEST_CASE("zx code_repair: isolated JavaScript and TypeScript adapters on real e
        "export function handleStatus(s: number): string { return s === Code.Ok ? 'ok' : s === 404 ? "
        "'nf' : 'ise'; }",
        "typescript", 0, false},
+      // Nor does it take `<T>expr` (Node 22.23: "The angle-bracket syntax for type assertions").
+      {"CP-L3-TS-006", "api-result with an angle-bracket assertion",
+       "export function unwrap(r: any) { if (!r.ok) throw new Error(<string>r.error); }\n"
+       "export function assertNever(x: never): never { throw new Error(`Unexpected value: ${x}`); }\n"
+       "export function handleStatus(s: number): string { return s === 200 ? 'ok' : s === 404 ? "
+       "'nf' : 'ise'; }",
+       "typescript", 0, false},
       // The TypeScript driver leaves console.log alone: the output is spoiled, the run succeeds.
       {"CP-L3-TS-006", "api-result fixed, with a log line",
        "export function unwrap(r: any) { if (!r.ok) throw new Error(r.error); return r.value; }\n"
