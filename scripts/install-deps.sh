@@ -2,7 +2,8 @@
 # Installs everything evalrun needs to build and test on Debian 12 or 13 (and Ubuntu 22.04/24.04:
 # the same package names), from the distribution's own packages.
 # python3-yaml parses zx-bench's YAML answers (structured_contract) in the sandbox; node-typescript
-# turns zx-bench's TypeScript repairs (code_repair) into JavaScript there.
+# turns zx-bench's TypeScript repairs (code_repair) into JavaScript there; default-jdk-headless
+# compiles and runs its Java repairs.
 # clang and libclang-rt-dev (libFuzzer's runtime) are for scripts/fuzz.sh: Debian 12 gives clang
 # 14, Debian 13 clang 19, both through these same metapackage names.
 # Safe to run again; needs root (or sudo).
@@ -12,7 +13,7 @@ packages=(
   build-essential cmake pkg-config git ca-certificates curl python3
   libcurl4-openssl-dev libyaml-cpp-dev nlohmann-json3-dev libgit2-dev libsqlite3-dev
   catch2 libcli11-dev libfmt-dev libssl-dev libpcre2-dev bubblewrap ccache
-  python3-yaml node-typescript
+  python3-yaml node-typescript default-jdk-headless
   chromium
   clang libclang-rt-dev
 )

@@ -2,12 +2,12 @@
 // where evalrun knowingly differs"). Reads the whole bank entry as its spec: language,
 // functionName, sourceCode, expectedVerdict, hiddenTests, and its execution contract
 // (requirements.isolatedJson, isolatedPythonJson, isolatedJavascriptJson, isolatedTypescriptJson,
-// isolatedSqlJson).
+// isolatedSqlJson, isolatedJavaJson).
 //
 // Why one file (1.9k lines): the port of one upstream evaluator (codeRepair.ts) with its
 // isolatedJson and isolatedPythonJson harnesses, kept in upstream's order for parity review. The
 // Node contracts (isolatedJavascriptJson, isolatedTypescriptJson) are node_contracts.cpp, SQL's
-// is sql_contract.cpp; each further contract kind goes to a file of its own rather than here.
+// sql_contract.cpp, Java's java_contract.cpp; each further kind goes to a file of its own.
 //
 // Sources read (suncityldp/zx-bench): packages/core/src/evaluators/codeRepair.ts at 1410015b, the
 // official scorer `codeRepairEvaluator` 4.14.0, which the bank at 8e0adf68 names (graderVersion
@@ -54,6 +54,7 @@
 #include "graders/framework/grader.h"
 #include "plugins/sandbox.h"
 #include "graders/zxbench/common.h"
+#include "graders/zxbench/java_contract.h"
 #include "graders/zxbench/node_contracts.h"
 #include "graders/zxbench/sql_contract.h"
 
@@ -821,7 +822,14 @@ std::string ScorerLanguage(const json& spec) {
   return l;
 }
 
-enum class ContractKind { kIsolatedJson, kPythonJson, kJavascriptJson, kTypescriptJson, kSqlJson };
+enum class ContractKind {
+  kIsolatedJson,
+  kPythonJson,
+  kJavascriptJson,
+  kTypescriptJson,
+  kSqlJson,
+  kJavaJson
+};
 
 // The adapter-driven contract kinds evalrun runs, each for one language.
 struct AdapterKind {
@@ -837,6 +845,7 @@ const AdapterKind kAdapterKinds[] = {
     {"isolatedTypescriptJson", ContractKind::kTypescriptJson, zx::ValidTypescriptJsonContract,
      "typescript"},
     {"isolatedSqlJson", ContractKind::kSqlJson, zx::ValidSqlJsonContract, "sql"},
+    {"isolatedJavaJson", ContractKind::kJavaJson, zx::ValidJavaJsonContract, "java"},
 };
 
 struct Availability {
@@ -914,7 +923,9 @@ std::string UnrunnableContract(const json& contract, const std::string& language
                         (protocol == "isolated-python-json-v1" && language == "python") ||
                         (protocol == "isolated-javascript-json-v1" && language == "javascript") ||
                         (protocol == "isolated-typescript-json-v1" && language == "typescript") ||
-                        (protocol == "isolated-sql-json-v1" && language == "sql");
+                        (protocol == "isolated-sql-json-v1" && language == "sql") ||
+                        ((protocol == "isolated-java-json-v1" || protocol == "isolated-java-json-v2") &&
+                         language == "java");
   if (runnable) return {};
   return "evalrun does not run " + protocol + " contracts for " + language +
          (language == "typescript" ? " (zx-bench transpiles with the TypeScript compiler first)"
@@ -1148,7 +1159,23 @@ struct Runtime {
   size_t output_bytes = kObservationBytes;  // zx-bench's maxOutputBytes (stdout and stderr)
 };
 
-Runtime RuntimeFor(std::string_view language, ContractKind kind = ContractKind::kIsolatedJson) {
+// zx-bench's Java container command, with the JVM held to what its container gives it: the
+// heap a quarter of the container's memory (96 MB of 384, 128 of 512), one processor.
+std::string JavaCommand(bool run, bool advanced) {
+  const std::string heap = advanced ? "128m" : "96m";
+  const std::string jvm = "-Xmx" + heap + " -XX:+UseSerialGC -XX:ActiveProcessorCount=1";
+  std::string javac_flags;
+  for (const char* flag : {"-Xmx", "-XX:+UseSerialGC", "-XX:ActiveProcessorCount=1"}) {
+    javac_flags += std::string(" -J") + flag + (std::string(flag) == "-Xmx" ? heap : "");
+  }
+  std::string command = "mkdir -p classes && javac" + javac_flags +
+                        " -d classes Candidate.java Driver.java";
+  if (run) command += " && java " + jvm + " -Dfile.encoding=UTF-8 -cp classes Driver";
+  return command;
+}
+
+Runtime RuntimeFor(std::string_view language, ContractKind kind = ContractKind::kIsolatedJson,
+                   const json* contract = nullptr) {
   const auto python = [&](std::string_view driver, const char* check) {
     return Runtime{kind,        "python3", "python3", "candidate.py",
                    {"python3", "-c", check},      {"python3", "-B", "driver.py"},
@@ -1181,6 +1208,19 @@ Runtime RuntimeFor(std::string_view language, ContractKind kind = ContractKind::
       r.output_bytes = zx::kSqlOutputBytes;
       return r;
     }
+    case ContractKind::kJavaJson: {
+      const bool advanced = contract != nullptr && zx::JavaContractAdvanced(*contract);
+      // The JVM reserves address space far beyond its heap: the heap flag holds it.
+      return Runtime{kind,
+                     "javac",
+                     "default-jdk-headless",
+                     "Candidate.java",
+                     {"sh", "-c", JavaCommand(false, advanced)},
+                     {"sh", "-c", JavaCommand(true, advanced)},
+                     "Driver.java",
+                     "",
+                     8L << 30};
+    }
     case ContractKind::kIsolatedJson:
       break;
   }
@@ -1195,6 +1235,9 @@ std::string MissingRuntime(const Runtime& runtime) {
   if (FindSandboxProgram(runtime.program).empty()) {
     return std::string(runtime.program) + " is not installed (install Debian's " +
            runtime.package + " package)";
+  }
+  if (runtime.kind == ContractKind::kJavaJson && FindSandboxProgram("java").empty()) {
+    return "java is not installed (install Debian's default-jdk-headless package)";
   }
   std::error_code ec;
   if (runtime.kind == ContractKind::kTypescriptJson &&
@@ -1219,11 +1262,17 @@ SandboxLimits CaseLimits(const Runtime& runtime, const json& contract) {
       break;
     case ContractKind::kTypescriptJson: timeout_seconds = 8; break;
     case ContractKind::kSqlJson: timeout_seconds = 3; break;
+    case ContractKind::kJavaJson:
+      timeout_seconds = zx::JavaContractAdvanced(contract) ? 25 : 8;
+      break;
   }
   limits.wall_seconds = timeout_seconds + 5;
   limits.cpu_seconds = timeout_seconds + 5;
   limits.memory_bytes = runtime.memory_bytes;
   limits.max_processes = 32;
+  if (runtime.kind == ContractKind::kJavaJson) {  // zx-bench's pidsLimit for Java
+    limits.max_processes = zx::JavaContractAdvanced(contract) ? 192 : 64;
+  }
   limits.max_output_bytes = runtime.output_bytes + 1;
   return limits;
 }
@@ -1372,9 +1421,13 @@ SandboxResult RunCase(const Sandbox& sandbox, const Runtime& runtime, const std:
   // The TypeScript cases import the transpiled module.
   run.files[runtime.kind == ContractKind::kTypescriptJson ? "candidate.mjs"
                                                          : runtime.candidate_file] = module;
-  run.files[runtime.driver_file] = std::string(runtime.driver);
-  run.files["input.json"] =
-      runtime.kind == ContractKind::kSqlJson ? zx::SqlCaseInput(c) : CaseInput(contract, c);
+  if (runtime.kind == ContractKind::kJavaJson) {  // the driver is the case: no input file
+    run.files[runtime.driver_file] = zx::JavaDriverSource(contract, c["calls"]);
+  } else {
+    run.files[runtime.driver_file] = std::string(runtime.driver);
+    run.files["input.json"] =
+        runtime.kind == ContractKind::kSqlJson ? zx::SqlCaseInput(c) : CaseInput(contract, c);
+  }
   run.limits = CaseLimits(runtime, contract);
   return sandbox.Run(run);
 }
@@ -1407,6 +1460,9 @@ Suite RunSuite(const Sandbox& sandbox, const Runtime& runtime, const std::string
     if (typescript) {
       check.files["transpile.cjs"] = std::string(zx::kTypescriptTranspiler);
       check.files["exports.txt"] = zx::TypescriptJsonExports(contract);
+    } else if (runtime.kind == ContractKind::kJavaJson) {  // compiled with the first case's driver
+      check.files[runtime.driver_file] =
+          zx::JavaDriverSource(contract, contract["cases"][0]["calls"]);
     }
     check.limits = typescript ? TranspileLimits(runtime) : CaseLimits(runtime, contract);
     suite.syntax = sandbox.Run(check);
@@ -1742,7 +1798,7 @@ class ZxCodeRepairGrader final : public Grader {
     if (std::string why = UnrunnableContract(*availability.contract, language); !why.empty()) {
       return why;
     }
-    return MissingRuntime(RuntimeFor(language, availability.kind));
+    return MissingRuntime(RuntimeFor(language, availability.kind, availability.contract));
   }
 
   Grade Run(const json& spec, const Answer& answer, const GradeContext& context) const override {
@@ -1797,7 +1853,7 @@ class ZxCodeRepairGrader final : public Grader {
                     "--unsafe-no-sandbox)");
     }
     if (auto why = sandbox->Unavailable()) return Status(GradeStatus::kSkipped, *why);
-    const Runtime runtime = RuntimeFor(language, availability.kind);
+    const Runtime runtime = RuntimeFor(language, availability.kind, &contract);
     if (std::string why = MissingRuntime(runtime); !why.empty()) {
       return Status(GradeStatus::kSkipped, why);
     }
@@ -1805,6 +1861,8 @@ class ZxCodeRepairGrader final : public Grader {
     std::string candidate = patch;
     if (runtime.kind == ContractKind::kJavascriptJson) {
       candidate = zx::JavascriptJsonCandidate(patch, contract);
+    } else if (runtime.kind == ContractKind::kJavaJson) {
+      candidate = zx::JavaCandidateSource(patch, contract);
     } else if (language == "javascript") {
       candidate += "\nexport { " + contract["entrypoint"].get<std::string>() + " as zxEntry };\n";
     }

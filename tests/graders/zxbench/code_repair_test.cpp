@@ -1130,5 +1130,134 @@ TEST_CASE("zx code_repair: isolated-sql-json-v1 contracts are checked as zx-benc
   }
 }
 
+// ---- requirements.isolatedJavaJson (isolated-java-json-v1/v2), on real entries -----------------
+// Source: isolatedJavaJson.ts at 22bb91d1. Candidate.java is the trimmed patch with `public`
+// dropped before class/interface/enum, wrapped in `class Candidate { }` for these adapters;
+// Driver.java is generated per case, one statement group per call (int-array-average:
+// `double v = Candidate.average(new int[]{..})`, printed with Double.toString; boxed-integer:
+// `Integer.valueOf(x)` or `new Integer(x)`; decimal-ledger: `Arrays.asList(new BigDecimal(..))`);
+// `javac` of both files first (with the first case's driver), then per case javac + java. A case
+// passes when its run succeeds and stdout is a JSON array, one value per call, matching its
+// predicates; compiled is the first step's success. The expected counts follow Java's rules:
+// `==` on Integer holds only inside the -128..127 cache, BigDecimal.equals compares the scale.
+bool JavaInstalled() { return !FindSandboxProgram("javac").empty() && !FindSandboxProgram("java").empty(); }
+
+TEST_CASE("zx code_repair: isolated-java-json adapters on real entries", "[graders][zxbench]") {
+  struct Row {
+    const char* id;
+    const char* name;
+    std::string code;  // "" : the entry's own sourceCode
+    int passed;
+    bool compiled;
+  };
+  const std::vector<Row> rows = {
+      {"CP-L1-JV-001", "average in floating point",
+       "public static double average(int[] nums) {\n    int sum = 0;\n    for (int n : nums) sum += n;\n"
+       "    return (double) sum / nums.length;\n}",
+       2, true},
+      // Integer division: [2,3] gives 2.0 (not 2.5 ± 1e-9), [1,2,3] gives 2.0.
+      {"CP-L1-JV-001", "as given", "", 1, true},
+      // A whole class: Candidate.average does not exist once it is wrapped.
+      {"CP-L1-JV-001", "a class of its own",
+       "public class Solution {\n  public static double average(int[] nums) { return 0; }\n}", 0,
+       false},
+      {"CP-L1-JV-001", "a package line", "package fix;\nstatic double average(int[] n) { return 2.5; }",
+       0, false},
+      {"CP-L3-SEM-JV-001", "Objects.equals",
+       "static boolean sameCredit(Integer a, Integer b) { return java.util.Objects.equals(a, b); }", 7,
+       true},
+      // a == b: 100 and 127 (cached), and 100 vs 200 (false, as expected) hold; 128, 1000, -129
+      // and two fresh 42s are different objects.
+      {"CP-L3-SEM-JV-001", "as given", "", 3, true},
+      {"CP-L3-SEM-JV-002", "compareTo",
+       "static boolean hasSettled(java.util.List<java.math.BigDecimal> ledger, java.math.BigDecimal "
+       "amount) { return ledger.stream().anyMatch(x -> x.compareTo(amount) == 0); }",
+       4, true},
+      // contains() uses equals(): 1.00 != 1.0 and 5.0/5.00 != 5.000; 19.99 and "2.00 vs 2.01 is
+      // false" hold.
+      {"CP-L3-SEM-JV-002", "as given", "", 2, true},
+  };
+  for (const Row& row : rows) {
+    SECTION(std::string(row.id) + ": " + row.name) {
+      const json entry = MoreEntry(row.id);
+      const std::string code = row.code.empty() ? entry["sourceCode"].get<std::string>() : row.code;
+      const Grade grade = RunGrader(entry, Fenced(code, "java"), &Bubblewrap());
+      if (auto why = Bubblewrap().Unavailable()) {
+        CHECK(grade.status == GradeStatus::kSkipped);
+        return;
+      }
+      if (!JavaInstalled()) {
+        CHECK(CodeRepair().Unrunnable(entry) ==
+              "javac is not installed (install Debian's default-jdk-headless package)");
+        WARN("no JDK here, isolatedJavaJson not tested");
+        return;
+      }
+      CHECK(CodeRepair().Unrunnable(entry).empty());
+      INFO(grade.reason << "\n" << grade.evidence.dump(2));
+      REQUIRE(grade.status == GradeStatus::kGraded);
+      CHECK(grade.evidence["protocol"] == "isolated-java-json-v1");
+      CHECK(grade.evidence["compiled"] == row.compiled);
+      CHECK(grade.evidence["tests_passed"] == row.passed);
+      const json& axes = grade.evidence["zx_axes"];
+      const int total_cases = grade.evidence["tests_total"].get<int>();
+      CHECK(axes["compilation"] == (row.compiled ? 100 : 0));
+      CHECK(axes["test_pass"] ==
+            static_cast<int>(std::floor(100.0 * row.passed / total_cases + 0.5)));
+      const double total = axes["patch_extraction"].get<int>() * .1 +
+                           axes["compilation"].get<int>() * .2 + axes["test_pass"].get<int>() * .4 +
+                           axes["patch_quality"].get<int>() * .2 +
+                           axes["scope_discipline"].get<int>() * .1;
+      CHECK(ZxScore(grade) == static_cast<int>(std::floor(total + 0.5)));
+      // One compile step, then a run per case (none when the first step fails).
+      CHECK(grade.evidence["sandbox_runs"] == (row.compiled ? total_cases + 1 : 1));
+    }
+  }
+}
+
+TEST_CASE("zx code_repair: isolated-java-json contracts are checked as zx-bench checks them",
+          "[graders][zxbench]") {
+  const std::string unmeasured =
+      "zx-bench leaves this entry unmeasured: the entry has no valid isolated execution contract "
+      "for its language and function (此题尚未迁移到可信观测判分通道，旧同进程测试仅供诊断)";
+  json entry = MoreEntry("CP-L3-SEM-JV-002");
+  json& contract = entry["requirements"]["isolatedJavaJson"];
+  const auto unrunnable = [&] { return CodeRepair().Unrunnable(entry); };
+  SECTION("the real entry is runnable where a JDK is") {
+    if (JavaInstalled()) CHECK(unrunnable().empty());
+  }
+  SECTION("v2 belongs to the advanced adapters only") {
+    contract["protocol"] = "isolated-java-json-v2";
+    CHECK(unrunnable() == unmeasured);
+  }
+  SECTION("decimal texts: /^-?[0-9]+(?:\\.[0-9]+)?$/") {
+    contract["cases"][0]["calls"][0][1] = "1e3";
+    CHECK(unrunnable() == unmeasured);
+    contract["cases"][0]["calls"][0][1] = "19.";
+    CHECK(unrunnable() == unmeasured);
+    contract["cases"][0]["calls"][0][1] = "19.99\n";
+    CHECK(unrunnable() == unmeasured);
+  }
+  SECTION("an empty case id") {
+    contract["cases"][0]["id"] = "";
+    entry["hiddenTests"][0]["id"] = "";
+    CHECK(unrunnable() == unmeasured);
+  }
+  SECTION("an entry point with a dot is allowed, one with a dash is not") {
+    contract["entrypoint"] = "Ledger.hasSettled";
+    entry["functionName"] = "Ledger.hasSettled";
+    if (JavaInstalled()) CHECK(unrunnable().empty());
+    contract["entrypoint"] = "has-settled";
+    entry["functionName"] = "has-settled";
+    CHECK(unrunnable() == unmeasured);
+  }
+  SECTION("boxed integers stay in int range") {
+    json boxed = MoreEntry("CP-L3-SEM-JV-001");
+    boxed["requirements"]["isolatedJavaJson"]["cases"][0]["calls"][0][0] = 2147483648.0;
+    CHECK(CodeRepair().Unrunnable(boxed) == unmeasured);
+    boxed["requirements"]["isolatedJavaJson"]["cases"][0]["calls"][0][0] = 2147483647;
+    if (JavaInstalled()) CHECK(CodeRepair().Unrunnable(boxed).empty());
+  }
+}
+
 }  // namespace
 }  // namespace evalrun

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plugins/mock_server.h"
+#include "plugins/sandbox.h"
 
 namespace {
 
@@ -261,10 +262,13 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   REQUIRE(std::system(setup.c_str()) == 0);
   const Run validate = Evalrun("validate zx-bench@HEAD --suite-repo " + dir + "/repo");
   REQUIRE(validate.code == 0);
-  // The two isolatedTypescriptJson entries need Debian's node-typescript (install-deps has it).
+  // The two isolatedTypescriptJson entries need Debian's node-typescript, the three
+  // isolatedJavaJson ones a JDK (install-deps installs both).
   const bool typescript =
       std::filesystem::exists("/usr/share/nodejs/typescript/lib/typescript.js");
-  const int runnable = typescript ? 26 : 24;
+  const bool java =
+      !evalrun::FindSandboxProgram("javac").empty() && !evalrun::FindSandboxProgram("java").empty();
+  const int runnable = 24 + (typescript ? 2 : 0) + (java ? 3 : 0);
   CHECK_THAT(validate.out,
              Catch::Contains("runnable here: " + std::to_string(runnable) +
                              ", skipped: " + std::to_string(43 - runnable)));
@@ -284,6 +288,7 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedJavascriptJson contracts") == 0);
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedTypescriptJson contracts") == 0);
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedSqlJson contracts") == 0);
+  CHECK(predicted.count("evalrun does not run zx-bench's isolatedJavaJson contracts") == 0);
 
   evalrun::MockConfig m;
   m.ttft_ms = 1;
