@@ -2,12 +2,13 @@
 // where evalrun knowingly differs"). Reads the whole bank entry as its spec: language,
 // functionName, sourceCode, expectedVerdict, hiddenTests, and its execution contract
 // (requirements.isolatedJson, isolatedPythonJson, isolatedJavascriptJson, isolatedTypescriptJson,
-// isolatedSqlJson, isolatedJavaJson).
+// isolatedSqlJson, isolatedJavaJson, isolatedCsharpJson).
 //
 // Why one file (1.9k lines): the port of one upstream evaluator (codeRepair.ts) with its
 // isolatedJson and isolatedPythonJson harnesses, kept in upstream's order for parity review. The
 // Node contracts (isolatedJavascriptJson, isolatedTypescriptJson) are node_contracts.cpp, SQL's
-// sql_contract.cpp, Java's java_contract.cpp; each further kind goes to a file of its own.
+// sql_contract.cpp, Java's java_contract.cpp, C#'s csharp_contract.cpp; each further kind goes
+// to a file of its own.
 //
 // Sources read (suncityldp/zx-bench): packages/core/src/evaluators/codeRepair.ts at 1410015b, the
 // official scorer `codeRepairEvaluator` 4.14.0, which the bank at 8e0adf68 names (graderVersion
@@ -54,6 +55,7 @@
 #include "graders/framework/grader.h"
 #include "plugins/sandbox.h"
 #include "graders/zxbench/common.h"
+#include "graders/zxbench/csharp_contract.h"
 #include "graders/zxbench/java_contract.h"
 #include "graders/zxbench/node_contracts.h"
 #include "graders/zxbench/sql_contract.h"
@@ -828,7 +830,8 @@ enum class ContractKind {
   kJavascriptJson,
   kTypescriptJson,
   kSqlJson,
-  kJavaJson
+  kJavaJson,
+  kCsharpJson
 };
 
 // The adapter-driven contract kinds evalrun runs, each for one language.
@@ -837,6 +840,7 @@ struct AdapterKind {
   ContractKind kind;
   bool (*valid)(const json&);
   std::string_view language;
+  std::string_view language_alias = {};  // zx-bench takes "c#" for "csharp"
 };
 const AdapterKind kAdapterKinds[] = {
     {"isolatedPythonJson", ContractKind::kPythonJson, ValidPythonContract, "python"},
@@ -846,6 +850,7 @@ const AdapterKind kAdapterKinds[] = {
      "typescript"},
     {"isolatedSqlJson", ContractKind::kSqlJson, zx::ValidSqlJsonContract, "sql"},
     {"isolatedJavaJson", ContractKind::kJavaJson, zx::ValidJavaJsonContract, "java"},
+    {"isolatedCsharpJson", ContractKind::kCsharpJson, zx::ValidCsharpJsonContract, "csharp", "c#"},
 };
 
 struct Availability {
@@ -880,7 +885,9 @@ Availability CheckAvailability(const json& spec, std::string_view language) {
       Member(requirements, adapter_kind != nullptr ? adapter_kind->key : "isolatedJson");
   const bool usable =
       adapter_kind != nullptr
-          ? adapter_kind->valid(contract) && language == adapter_kind->language
+          ? adapter_kind->valid(contract) &&
+                (language == adapter_kind->language ||
+                 (!adapter_kind->language_alias.empty() && language == adapter_kind->language_alias))
           : ValidContract(contract) &&
                 ProtocolSupportsLanguage(contract["protocol"].get<std::string>(), language);
   if (adapter_kind != nullptr) {
@@ -917,6 +924,9 @@ Availability CheckAvailability(const json& spec, std::string_view language) {
 // Why a usable isolatedJson contract does not run here ("" when it does).
 std::string UnrunnableContract(const json& contract, const std::string& language) {
   const std::string protocol = contract["protocol"].get<std::string>();
+  if (protocol == "isolated-csharp-json-v1" || protocol == "isolated-csharp-json-v2") {
+    return zx::CsharpAdapterUnsupported(contract);
+  }
   const bool runnable = (protocol == "isolated-json-v1" &&
                          (language == "javascript" || language == "python")) ||
                         (protocol == "isolated-json-v2" && language == "python") ||
@@ -926,6 +936,7 @@ std::string UnrunnableContract(const json& contract, const std::string& language
                         (protocol == "isolated-sql-json-v1" && language == "sql") ||
                         ((protocol == "isolated-java-json-v1" || protocol == "isolated-java-json-v2") &&
                          language == "java");
+  // (C#'s protocols returned above.)
   if (runnable) return {};
   return "evalrun does not run " + protocol + " contracts for " + language +
          (language == "typescript" ? " (zx-bench transpiles with the TypeScript compiler first)"
@@ -1221,6 +1232,15 @@ Runtime RuntimeFor(std::string_view language, ContractKind kind = ContractKind::
                      "",
                      8L << 30};
     }
+    case ContractKind::kCsharpJson: {
+      // zx-bench's build step: the log goes to stderr only when the build fails.
+      const std::string build =
+          "mcs -nologo -out:app.exe -r:System.Net.Http.dll Candidate.cs Driver.cs > build.log "
+          "2>&1 || { cat build.log >&2; exit 1; }";
+      return Runtime{kind,         "mcs",         "mono-mcs",
+                     "Candidate.cs", {"sh", "-c", build}, {"sh", "-c", build + "; mono app.exe"},
+                     "Driver.cs",  "",            4L << 30};
+    }
     case ContractKind::kIsolatedJson:
       break;
   }
@@ -1238,6 +1258,16 @@ std::string MissingRuntime(const Runtime& runtime) {
   }
   if (runtime.kind == ContractKind::kJavaJson && FindSandboxProgram("java").empty()) {
     return "java is not installed (install Debian's default-jdk-headless package)";
+  }
+  if (runtime.kind == ContractKind::kCsharpJson) {
+    if (FindSandboxProgram("mono").empty()) {
+      return "mono is not installed (install Debian's mono-runtime package)";
+    }
+    std::error_code ec;
+    if (!std::filesystem::exists("/usr/lib/mono/4.5/System.Net.Http.dll", ec)) {
+      return "Mono's System.Net.Http is not installed (install Debian's "
+             "libmono-system-net-http4.0-cil package)";
+    }
   }
   std::error_code ec;
   if (runtime.kind == ContractKind::kTypescriptJson &&
@@ -1265,13 +1295,18 @@ SandboxLimits CaseLimits(const Runtime& runtime, const json& contract) {
     case ContractKind::kJavaJson:
       timeout_seconds = zx::JavaContractAdvanced(contract) ? 25 : 8;
       break;
+    case ContractKind::kCsharpJson:
+      timeout_seconds = zx::CsharpContractAdvanced(contract) ? 30 : 15;
+      break;
   }
   limits.wall_seconds = timeout_seconds + 5;
   limits.cpu_seconds = timeout_seconds + 5;
   limits.memory_bytes = runtime.memory_bytes;
   limits.max_processes = 32;
-  if (runtime.kind == ContractKind::kJavaJson) {  // zx-bench's pidsLimit for Java
+  if (runtime.kind == ContractKind::kJavaJson) {  // zx-bench's pidsLimit for Java and C#
     limits.max_processes = zx::JavaContractAdvanced(contract) ? 192 : 64;
+  } else if (runtime.kind == ContractKind::kCsharpJson) {
+    limits.max_processes = zx::CsharpContractAdvanced(contract) ? 160 : 96;
   }
   limits.max_output_bytes = runtime.output_bytes + 1;
   return limits;
@@ -1413,6 +1448,16 @@ std::string CaseInput(const json& contract, const json& c) {
   return CanonicalJson(request, KeyOrder::kJavaScript);  // what JSON.stringify writes
 }
 
+// Java's and C#'s drivers are generated per case from its calls.
+bool GeneratedDriver(const Runtime& runtime) {
+  return runtime.kind == ContractKind::kJavaJson || runtime.kind == ContractKind::kCsharpJson;
+}
+
+std::string DriverSource(const Runtime& runtime, const json& contract, const json& calls) {
+  return runtime.kind == ContractKind::kJavaJson ? zx::JavaDriverSource(contract, calls)
+                                                 : zx::CsharpDriverSource(contract, calls);
+}
+
 // One case in its own sandbox: the candidate module, the driver and the case's input.
 SandboxResult RunCase(const Sandbox& sandbox, const Runtime& runtime, const std::string& module,
                       const json& contract, const json& c) {
@@ -1421,8 +1466,8 @@ SandboxResult RunCase(const Sandbox& sandbox, const Runtime& runtime, const std:
   // The TypeScript cases import the transpiled module.
   run.files[runtime.kind == ContractKind::kTypescriptJson ? "candidate.mjs"
                                                          : runtime.candidate_file] = module;
-  if (runtime.kind == ContractKind::kJavaJson) {  // the driver is the case: no input file
-    run.files[runtime.driver_file] = zx::JavaDriverSource(contract, c["calls"]);
+  if (GeneratedDriver(runtime)) {  // the driver is the case: no input file
+    run.files[runtime.driver_file] = DriverSource(runtime, contract, c["calls"]);
   } else {
     run.files[runtime.driver_file] = std::string(runtime.driver);
     run.files["input.json"] =
@@ -1460,9 +1505,9 @@ Suite RunSuite(const Sandbox& sandbox, const Runtime& runtime, const std::string
     if (typescript) {
       check.files["transpile.cjs"] = std::string(zx::kTypescriptTranspiler);
       check.files["exports.txt"] = zx::TypescriptJsonExports(contract);
-    } else if (runtime.kind == ContractKind::kJavaJson) {  // compiled with the first case's driver
+    } else if (GeneratedDriver(runtime)) {  // compiled with the first case's driver
       check.files[runtime.driver_file] =
-          zx::JavaDriverSource(contract, contract["cases"][0]["calls"]);
+          DriverSource(runtime, contract, contract["cases"][0]["calls"]);
     }
     check.limits = typescript ? TranspileLimits(runtime) : CaseLimits(runtime, contract);
     suite.syntax = sandbox.Run(check);
@@ -1863,6 +1908,8 @@ class ZxCodeRepairGrader final : public Grader {
       candidate = zx::JavascriptJsonCandidate(patch, contract);
     } else if (runtime.kind == ContractKind::kJavaJson) {
       candidate = zx::JavaCandidateSource(patch, contract);
+    } else if (runtime.kind == ContractKind::kCsharpJson) {
+      candidate = zx::CsharpCandidateSource(patch, contract);
     } else if (language == "javascript") {
       candidate += "\nexport { " + contract["entrypoint"].get<std::string>() + " as zxEntry };\n";
     }

@@ -1259,5 +1259,124 @@ TEST_CASE("zx code_repair: isolated-java-json contracts are checked as zx-bench 
   }
 }
 
+// ---- requirements.isolatedCsharpJson (isolated-csharp-json-v1), on real entries --------------
+// Source: isolatedCsharpJson.ts at 22bb91d1 (zx-bench builds with the .NET 8 SDK; evalrun with
+// Mono's mcs). Candidate.cs is zx-bench's five using lines and the trimmed patch, wrapped in
+// `public static class Candidate` for decimal-sum, counter-delegates and decimal-round; the
+// driver per case: decimal-sum adds double.Parse of each price `repeat` times and prints
+// ((decimal)Sum(prices)).ToString("G29"); counter-delegates calls each delegate; decimal-round
+// prints RoundMoney(decimal.Parse(x)).ToString("G29"); metrics-record calls Record() n times and
+// prints Total.Value. Compiled is the first step's success. The counts follow C#'s rules:
+// (decimal)double keeps 15 significant digits (0.1 summed 1000 times is 99.9999999999986), a
+// lambda captures the loop variable itself, Math.Round(x, 2) rounds half to even, and a struct
+// returned by a property getter is a copy.
+bool MonoInstalled() {
+  return !FindSandboxProgram("mcs").empty() && !FindSandboxProgram("mono").empty() &&
+         std::filesystem::exists("/usr/lib/mono/4.5/System.Net.Http.dll");
+}
+
+TEST_CASE("zx code_repair: isolated-csharp-json adapters on real entries", "[graders][zxbench]") {
+  struct Row {
+    const char* id;
+    const char* name;
+    std::string code;  // "" : the entry's own sourceCode
+    int passed;
+    bool compiled;
+  };
+  const std::vector<Row> rows = {
+      {"CP-L2-CS-001", "summed in decimal",
+       "public static decimal Sum(double[] prices) {\n    decimal t = 0m;\n"
+       "    foreach (var p in prices) t += (decimal)p;\n    return Math.Round(t, 2);\n}",
+       4, true},
+      // "50" and "0" hold; 0.1 × 1000 in double is 99.9999999999986 (and its negative).
+      {"CP-L2-CS-001", "as given", "", 2, true},
+      // Wrapped in Candidate, a using line lands inside a class: a compile error.
+      {"CP-L2-CS-001", "a using line inside the class",
+       "using System.Linq;\npublic static decimal Sum(double[] prices) { return 0m; }", 0, false},
+      {"CP-L3-SEM-CS-001", "a copy per iteration",
+       "public static List<Func<int>> MakeCounters(int n)\n{\n    var fs = new List<Func<int>>();\n"
+       "    for (int i = 1; i <= n; i++) { int c = i; fs.Add(() => c); }\n    return fs;\n}",
+       3, true},
+      // The count holds; every delegate sees i after the loop (4, 4, 4 and 2).
+      {"CP-L3-SEM-CS-001", "as given", "", 1, true},
+      {"CP-L3-SEM-CS-002", "away from zero",
+       "public static decimal RoundMoney(decimal amount)\n{\n"
+       "    return Math.Round(amount, 2, MidpointRounding.AwayFromZero);\n}",
+       4, true},
+      // Banker's rounding: 3.14 holds; 0.125 -> 0.12, 2.665 -> 2.66, -0.125 -> -0.12.
+      {"CP-L3-SEM-CS-002", "as given", "", 1, true},
+      {"CP-L3-SEM-CS-003", "a field, not a property",
+       "struct Counter\n{\n    public int Value;\n    public void Increment() { Value++; }\n}\n\n"
+       "class Metrics\n{\n    public Counter Total;\n\n    public void Record() { Total.Increment(); }\n}",
+       3, true},
+      // Total.Increment() changes a copy: Value stays 0 (the 0-call case holds).
+      {"CP-L3-SEM-CS-003", "as given", "", 1, true},
+  };
+  for (const Row& row : rows) {
+    SECTION(std::string(row.id) + ": " + row.name) {
+      const json entry = MoreEntry(row.id);
+      const std::string code = row.code.empty() ? entry["sourceCode"].get<std::string>() : row.code;
+      const Grade grade = RunGrader(entry, Fenced(code, "csharp"), &Bubblewrap());
+      if (auto why = Bubblewrap().Unavailable()) {
+        CHECK(grade.status == GradeStatus::kSkipped);
+        return;
+      }
+      if (!MonoInstalled()) {
+        CHECK(grade.status == GradeStatus::kSkipped);
+        CHECK_THAT(grade.reason, Catch::Contains("install Debian's"));
+        WARN("Mono is not installed, isolatedCsharpJson not tested: " << grade.reason);
+        return;
+      }
+      CHECK(CodeRepair().Unrunnable(entry).empty());
+      INFO(grade.reason << "\n" << grade.evidence.dump(2));
+      REQUIRE(grade.status == GradeStatus::kGraded);
+      CHECK(grade.evidence["protocol"] == "isolated-csharp-json-v1");
+      CHECK(grade.evidence["compiled"] == row.compiled);
+      CHECK(grade.evidence["tests_passed"] == row.passed);
+      const json& axes = grade.evidence["zx_axes"];
+      const int total_cases = grade.evidence["tests_total"].get<int>();
+      CHECK(axes["compilation"] == (row.compiled ? 100 : 0));
+      CHECK(axes["test_pass"] ==
+            static_cast<int>(std::floor(100.0 * row.passed / total_cases + 0.5)));
+      const double total = axes["patch_extraction"].get<int>() * .1 +
+                           axes["compilation"].get<int>() * .2 + axes["test_pass"].get<int>() * .4 +
+                           axes["patch_quality"].get<int>() * .2 +
+                           axes["scope_discipline"].get<int>() * .1;
+      CHECK(ZxScore(grade) == static_cast<int>(std::floor(total + 0.5)));
+    }
+  }
+}
+
+TEST_CASE("zx code_repair: isolated-csharp-json contracts are checked as zx-bench checks them",
+          "[graders][zxbench]") {
+  const std::string unmeasured =
+      "zx-bench leaves this entry unmeasured: the entry has no valid isolated execution contract "
+      "for its language and function (此题尚未迁移到可信观测判分通道，旧同进程测试仅供诊断)";
+  json entry = MoreEntry("CP-L3-SEM-CS-002");
+  json& contract = entry["requirements"]["isolatedCsharpJson"];
+  SECTION("c# is csharp") {
+    entry["language"] = "c#";
+    if (MonoInstalled()) CHECK(CodeRepair().Unrunnable(entry).empty());
+    entry["language"] = "cs";
+    CHECK(CodeRepair().Unrunnable(entry) == unmeasured);
+  }
+  SECTION("decimals without leading zeros") {
+    contract["cases"][0]["calls"][0][0] = "03.14";
+    CHECK(CodeRepair().Unrunnable(entry) == unmeasured);
+    contract["cases"][0]["calls"][0][0] = "0.5";
+    if (MonoInstalled()) CHECK(CodeRepair().Unrunnable(entry).empty());
+  }
+  SECTION("the two adapters Mono cannot run are skipped, naming why") {
+    contract["protocol"] = "isolated-csharp-json-v2";
+    contract["adapter"] = "header-span";
+    for (auto& c : contract["cases"]) c["calls"] = json::parse(R"([["Host: x", "pair", 1]])");
+    CHECK(CodeRepair().Unrunnable(entry) ==
+          "evalrun runs C# with Mono, which cannot stand in for .NET 8 here: the header-span "
+          "adapter needs Span<T>");
+    contract["protocol"] = "isolated-csharp-json-v1";
+    CHECK(CodeRepair().Unrunnable(entry) == unmeasured);  // v2 only
+  }
+}
+
 }  // namespace
 }  // namespace evalrun

@@ -263,12 +263,16 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   const Run validate = Evalrun("validate zx-bench@HEAD --suite-repo " + dir + "/repo");
   REQUIRE(validate.code == 0);
   // The two isolatedTypescriptJson entries need Debian's node-typescript, the three
-  // isolatedJavaJson ones a JDK (install-deps installs both).
+  // isolatedJavaJson ones a JDK, the four isolatedCsharpJson ones Mono (install-deps installs
+  // them all).
   const bool typescript =
       std::filesystem::exists("/usr/share/nodejs/typescript/lib/typescript.js");
   const bool java =
       !evalrun::FindSandboxProgram("javac").empty() && !evalrun::FindSandboxProgram("java").empty();
-  const int runnable = 24 + (typescript ? 2 : 0) + (java ? 3 : 0);
+  const bool mono = !evalrun::FindSandboxProgram("mcs").empty() &&
+                    !evalrun::FindSandboxProgram("mono").empty() &&
+                    std::filesystem::exists("/usr/lib/mono/4.5/System.Net.Http.dll");
+  const int runnable = 24 + (typescript ? 2 : 0) + (java ? 3 : 0) + (mono ? 4 : 0);
   CHECK_THAT(validate.out,
              Catch::Contains("runnable here: " + std::to_string(runnable) +
                              ", skipped: " + std::to_string(43 - runnable)));
@@ -289,6 +293,7 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedTypescriptJson contracts") == 0);
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedSqlJson contracts") == 0);
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedJavaJson contracts") == 0);
+  CHECK(predicted.count("evalrun does not run zx-bench's isolatedCsharpJson contracts") == 0);
 
   evalrun::MockConfig m;
   m.ttft_ms = 1;
