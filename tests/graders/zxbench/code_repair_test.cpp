@@ -555,9 +555,9 @@ TEST_CASE("zx code_repair: entries zx-bench leaves unmeasured are skipped with i
         "zx-bench leaves this entry unmeasured: the entry names more than one execution "
         "contract (不能同时指定多个执行观测协议)");
   json other = no_contract;
-  other["requirements"]["isolatedJavaJson"] = json::object();  // another contract kind
+  other["requirements"]["isolatedGoJson"] = json::object();  // a kind evalrun does not run
   CHECK(reason_for(other, "no code here") ==
-        "evalrun does not run zx-bench's isolatedJavaJson contracts");
+        "evalrun does not run zx-bench's isolatedGoJson contracts");
   // Valid for zx-bench, not runnable here: after extraction (no code would still score 0).
   json typescript = entry;
   typescript["language"] = "typescript";
