@@ -1,5 +1,6 @@
 #include "graders/zxbench/common.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace evalrun::zx {
@@ -9,6 +10,17 @@ const nlohmann::json& Member(const nlohmann::json& object, const char* key) {
   if (!object.is_object()) return kNull;
   const auto it = object.find(key);
   return it == object.end() ? kNull : *it;
+}
+
+bool IsIntegral(const nlohmann::json& v) {
+  if (v.is_number_integer() || v.is_number_unsigned()) return true;
+  return v.is_number_float() && std::isfinite(v.get<double>()) &&
+         std::floor(v.get<double>()) == v.get<double>();
+}
+
+bool OneOf(const nlohmann::json& v, std::initializer_list<std::string_view> options) {
+  return v.is_string() && std::find(options.begin(), options.end(),
+                                    v.get_ref<const std::string&>()) != options.end();
 }
 
 Grade ZxGrade(int zx_score, nlohmann::json evidence, std::string reason,

@@ -1,6 +1,7 @@
 #pragma once
 // What the zx-bench graders share: a null-safe member lookup and the mapping of a 0-100 zx-bench
 // score onto a Grade. Text and values as zx-bench's JavaScript sees them are core/js_value.h.
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,12 @@ namespace evalrun::zx {
 
 // object[key], or a null value when `object` is not an object or has no such key.
 const nlohmann::json& Member(const nlohmann::json& object, const char* key);
+
+// Number.isInteger(v) for a JSON value.
+bool IsIntegral(const nlohmann::json& v);
+
+// Whether `v` is a string equal to one of `options` (Array#includes on strings).
+bool OneOf(const nlohmann::json& v, std::initializer_list<std::string_view> options);
 
 // A zx-bench score (0-100) as a Grade: score / 100, passed at 60 or more (zx-bench's pass
 // mark), the score and the reproduced evaluator's name in the evidence.

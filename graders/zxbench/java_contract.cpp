@@ -12,6 +12,7 @@
 
 #include "core/js_value.h"
 #include "graders/zxbench/common.h"
+#include "graders/zxbench/js_json.h"
 #include "graders/zxbench/node_contracts.h"
 
 namespace evalrun::zx {
@@ -37,17 +38,6 @@ bool In(const std::array<std::string_view, N>& set, const json& v) {
          std::find(set.begin(), set.end(), v.get_ref<const std::string&>()) != set.end();
 }
 
-bool OneOf(const json& v, std::initializer_list<std::string_view> options) {
-  return v.is_string() && std::find(options.begin(), options.end(),
-                                    v.get_ref<const std::string&>()) != options.end();
-}
-
-bool IsIntegral(const json& v) {  // Number.isInteger
-  if (v.is_number_integer() || v.is_number_unsigned()) return true;
-  return v.is_number_float() && std::isfinite(v.get<double>()) &&
-         std::floor(v.get<double>()) == v.get<double>();
-}
-
 double Num(const json& v) { return v.get<double>(); }
 
 bool Int32(const json& v) {
@@ -60,15 +50,6 @@ bool IntIn(const json& v, double low, double high) {
 
 bool SafeInteger(const json& v) {
   return IsIntegral(v) && std::fabs(Num(v)) <= 9007199254740991.0;
-}
-
-size_t Utf16Length(const std::string& s) {
-  size_t n = 0;
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if ((c & 0xC0) != 0x80) n += c >= 0xF0 ? 2 : 1;
-  }
-  return n;
 }
 
 bool Str(const json& v, size_t max = 256) {

@@ -19,6 +19,7 @@
 #include "core/canonical_json.h"
 #include "core/js_value.h"
 #include "graders/zxbench/common.h"
+#include "graders/zxbench/js_json.h"
 #include "graders/zxbench/node_contracts.h"
 
 namespace evalrun::zx {
@@ -29,15 +30,6 @@ namespace {
 
 constexpr size_t kMaxSchemaBytes = 131072;
 constexpr size_t kMaxPlanText = 200;  // UTF-16 units
-
-size_t Utf16Length(const std::string& s) {
-  size_t n = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if ((c & 0xC0) != 0x80) n += c >= 0xF0 ? 2 : 1;  // a 4-byte sequence is a surrogate pair
-  }
-  return n;
-}
 
 // !x || (Array.isArray(x) && x.every(s => typeof s === 'string' && s.length < 200)).
 bool ValidPlanTexts(const json& x) {
