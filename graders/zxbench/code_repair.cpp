@@ -67,6 +67,7 @@ using nlohmann::json;
 using js::IsJsSpace;
 using js::JsRound;
 using js::JsTrim;
+using zx::IsIdentifier;
 using zx::IsJsonValue;
 using zx::JsonDeepEqual;
 using zx::Member;
@@ -689,13 +690,6 @@ int ScopeDiscipline(std::string_view source, std::string_view patch) {
 }
 
 // ---- The isolated JSON contract -----------------------------------------------------------------
-
-bool IsIdentifier(const json& v) {  // /^[A-Za-z_][A-Za-z0-9_]*$/
-  if (!v.is_string()) return false;
-  const auto& s = v.get_ref<const std::string&>();
-  return !s.empty() && !(s[0] >= '0' && s[0] <= '9') &&
-         std::all_of(s.begin(), s.end(), [](char c) { return IsWordChar(c); });
-}
 
 constexpr std::array<std::string_view, 4> kProtocols = {"isolated-json-v1", "isolated-json-v2",
                                                         "isolated-json-v3", "isolated-php-json-v1"};

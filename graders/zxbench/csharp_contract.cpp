@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <set>
 #include <string_view>
 
 #include "core/js_value.h"
@@ -84,17 +83,6 @@ bool ValidCall(const std::string& adapter, const json& a) {
   }
   return adapter == "header-span" && n == 3 && Str(a[0], 1024) &&
          OneOf(a[1], {"pair", "valid", "key", "alloc"}) && Int(a[2], 1, 100000);
-}
-
-bool Entrypoint(const json& v) {  // /^[A-Za-z_][A-Za-z0-9_.]*$/
-  if (!v.is_string()) return false;
-  const std::string& s = v.get_ref<const std::string&>();
-  const auto ok = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '.';
-  };
-  return !s.empty() && !(s[0] >= '0' && s[0] <= '9') && s[0] != '.' &&
-         std::all_of(s.begin(), s.end(), ok);
 }
 
 std::string CsString(const json& v) {  // JSON.stringify's text, a C# string literal
@@ -201,32 +189,12 @@ bool ValidCsharpJsonContract(const json& c) {
   if (!OneOf(protocol, {"isolated-csharp-json-v1", "isolated-csharp-json-v2"}) ||
       !(In(kBasic, adapter) || In(kAdvanced, adapter)) ||
       (protocol == "isolated-csharp-json-v2") != In(kAdvanced, adapter) ||
-      !Entrypoint(Member(c, "entrypoint"))) {
+      !IsIdentifier(Member(c, "entrypoint"), /*dots=*/true)) {
     return false;
   }
-  const json& cases = Member(c, "cases");
-  if (!cases.is_array() || cases.empty() || cases.size() > 100) return false;
   const std::string name = adapter.get<std::string>();
-  std::set<std::string> ids;
-  for (const json& t : cases) {
-    if (!t.is_object()) return false;
-    const json& id = Member(t, "id");
-    if (!id.is_string() || id.get_ref<const std::string&>().empty() ||
-        !ids.insert(id.get<std::string>()).second) {
-      return false;
-    }
-    const json& calls = Member(t, "calls");
-    if (!calls.is_array() || calls.empty() || calls.size() > 100) return false;
-    for (const json& args : calls) {
-      if (!args.is_array() || !IsObservationJson(args) || !ValidCall(name, args)) return false;
-    }
-    const json& expected = Member(t, "expected");
-    if (!expected.is_array() || expected.size() != calls.size() || !IsObservationJson(expected) ||
-        !std::all_of(expected.begin(), expected.end(), ValidPredicate)) {
-      return false;
-    }
-  }
-  return true;
+  return ValidAdapterCases(Member(c, "cases"), 100, true,
+                           [&](const json& args) { return ValidCall(name, args); });
 }
 
 bool CsharpContractAdvanced(const json& c) {

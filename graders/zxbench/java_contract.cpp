@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <set>
 #include <string_view>
 
 #include "core/js_value.h"
@@ -111,16 +110,6 @@ bool ValidCall(const std::string& adapter, const json& a) {
   return adapter == "schema-cache-lifecycle" && n == 3 && IntIn(a[0], 1, 32) &&
          IntIn(a[1], 1, 200) &&
          OneOf(a[2], {"hit", "weak", "unload", "concurrent", "threadlocal"});
-}
-
-bool JavaEntrypoint(const json& v) {  // /^[A-Za-z_][A-Za-z0-9_.]*$/
-  if (!v.is_string()) return false;
-  const std::string& s = v.get_ref<const std::string&>();
-  const auto word = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  };
-  return !s.empty() && !(s[0] >= '0' && s[0] <= '9') && s[0] != '.' &&
-         std::all_of(s.begin(), s.end(), [&](char c) { return word(c) || c == '.'; });
 }
 
 // A Java string literal: JSON.stringify's text with U+2028 and U+2029 escaped.
@@ -317,32 +306,12 @@ bool ValidJavaJsonContract(const json& c) {
   if (!OneOf(protocol, {"isolated-java-json-v1", "isolated-java-json-v2"}) ||
       !(In(kBasic, adapter) || In(kAdvanced, adapter)) ||
       (protocol == "isolated-java-json-v2") != In(kAdvanced, adapter) ||
-      !JavaEntrypoint(Member(c, "entrypoint"))) {
+      !IsIdentifier(Member(c, "entrypoint"), /*dots=*/true)) {
     return false;
   }
-  const json& cases = Member(c, "cases");
-  if (!cases.is_array() || cases.empty() || cases.size() > 100) return false;
   const std::string name = adapter.get<std::string>();
-  std::set<std::string> ids;
-  for (const json& t : cases) {
-    if (!t.is_object()) return false;
-    const json& id = Member(t, "id");
-    if (!id.is_string() || id.get_ref<const std::string&>().empty() ||
-        !ids.insert(id.get<std::string>()).second) {
-      return false;
-    }
-    const json& calls = Member(t, "calls");
-    if (!calls.is_array() || calls.empty() || calls.size() > 100) return false;
-    for (const json& args : calls) {
-      if (!args.is_array() || !IsObservationJson(args) || !ValidCall(name, args)) return false;
-    }
-    const json& expected = Member(t, "expected");
-    if (!expected.is_array() || expected.size() != calls.size() || !IsObservationJson(expected) ||
-        !std::all_of(expected.begin(), expected.end(), ValidPredicate)) {
-      return false;
-    }
-  }
-  return true;
+  return ValidAdapterCases(Member(c, "cases"), 100, true,
+                           [&](const json& args) { return ValidCall(name, args); });
 }
 
 bool JavaContractAdvanced(const json& c) { return Member(c, "protocol") == "isolated-java-json-v2"; }

@@ -38,15 +38,6 @@ size_t CountValues(const json& v) {
   return n;
 }
 
-bool IsIdentifier(const json& v) {  // /^[A-Za-z_][A-Za-z0-9_]*$/
-  if (!v.is_string()) return false;
-  const auto& s = v.get_ref<const std::string&>();
-  const auto word = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  };
-  return !s.empty() && !(s[0] >= '0' && s[0] <= '9') && std::all_of(s.begin(), s.end(), word);
-}
-
 bool IsSafeIndex(const json& v) {
   return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0) ||
          (v.is_number_float() && v.get<double>() >= 0 && v.get<double>() <= 9007199254740991.0 &&
@@ -65,32 +56,10 @@ bool ValidNodeContract(const json& c, std::string_view protocol,
           std::end(adapters)) {
     return false;
   }
-  const json& cases = Member(c, "cases");
-  if (!IsIdentifier(Member(c, "entrypoint")) || !cases.is_array() || cases.empty() ||
-      cases.size() > 20) {
-    return false;
-  }
-  std::set<std::string> ids;
-  for (const auto& t : cases) {
-    const json& id = Member(t, "id");  // may be empty
-    if (!t.is_object() || !id.is_string() || !ids.insert(id.get<std::string>()).second) {
-      return false;
-    }
-    const json& calls = Member(t, "calls");
-    if (!calls.is_array() || calls.empty() || calls.size() > 20) return false;
-    for (const auto& args : calls) {
-      if (!args.is_array() || !IsObservationJson(args)) return false;
-      if (bound_calls && CanonicalJson(args, KeyOrder::kJavaScript).size() >= kMaxCallBytes) {
-        return false;
-      }
-    }
-    const json& expected = Member(t, "expected");
-    if (!expected.is_array() || expected.size() != calls.size() || !IsObservationJson(expected)) {
-      return false;
-    }
-    if (!std::all_of(expected.begin(), expected.end(), ValidPredicate)) return false;
-  }
-  return true;
+  if (!IsIdentifier(Member(c, "entrypoint"))) return false;
+  return ValidAdapterCases(Member(c, "cases"), 20, false, [&](const json& args) {
+    return !bound_calls || CanonicalJson(args, KeyOrder::kJavaScript).size() < kMaxCallBytes;
+  });
 }
 
 // Object.hasOwn navigation: an object by key (a number is its decimal key), an array by index (a
@@ -133,6 +102,42 @@ bool Navigate(const json& value, const json& path, json& out) {
 }
 
 }  // namespace
+
+bool IsIdentifier(const json& v, bool dots) {
+  if (!v.is_string()) return false;
+  const auto& s = v.get_ref<const std::string&>();
+  const auto ok = [&](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || (dots && c == '.');
+  };
+  return !s.empty() && !(s[0] >= '0' && s[0] <= '9') && s[0] != '.' &&
+         std::all_of(s.begin(), s.end(), ok);
+}
+
+bool ValidAdapterCases(const json& cases, size_t max, bool ids_required,
+                       const std::function<bool(const json&)>& valid_call) {
+  if (!cases.is_array() || cases.empty() || cases.size() > max) return false;
+  std::set<std::string> ids;
+  for (const json& t : cases) {
+    if (!t.is_object()) return false;
+    const json& id = Member(t, "id");
+    if (!id.is_string() || (ids_required && id.get_ref<const std::string&>().empty()) ||
+        !ids.insert(id.get<std::string>()).second) {
+      return false;
+    }
+    const json& calls = Member(t, "calls");
+    if (!calls.is_array() || calls.empty() || calls.size() > max) return false;
+    for (const json& args : calls) {
+      if (!args.is_array() || !IsObservationJson(args) || !valid_call(args)) return false;
+    }
+    const json& expected = Member(t, "expected");
+    if (!expected.is_array() || expected.size() != calls.size() || !IsObservationJson(expected) ||
+        !std::all_of(expected.begin(), expected.end(), ValidPredicate)) {
+      return false;
+    }
+  }
+  return true;
+}
 
 bool IsJsonValue(const json& v, int depth) {
   if (depth > 32) return false;

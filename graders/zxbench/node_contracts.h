@@ -6,6 +6,7 @@
 // zx-bench's isolatedJavascriptJson.ts and isolatedTypescriptJson.ts (bboysky/ajubyte-model-lab
 // at 22bb91d1, the packages/core tree of zx-bench's official scorer 4.14.0). Each adapter is a
 // fixed scenario keyed by the call's first element; the expected values never enter the sandbox.
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,15 @@ bool JsonDeepEqual(const nlohmann::json& a, const nlohmann::json& b);
 // properties as JavaScript does (a number key on an object is its decimal text, "length" of an
 // array is its length).
 bool PredicateHolds(const nlohmann::json& predicate, const nlohmann::json& value);
+
+// /^[A-Za-z_][A-Za-z0-9_]*$/, and with dots /^[A-Za-z_][A-Za-z0-9_.]*$/ (Java's and C#'s).
+bool IsIdentifier(const nlohmann::json& v, bool dots = false);
+
+// The cases of an adapter contract (every kind shares the shape): 1..max cases, each an object
+// with a unique string id (non-empty when `ids_required`), 1..max calls (arrays of observation
+// JSON that `valid_call` accepts) and `expected`, one predicate per call.
+bool ValidAdapterCases(const nlohmann::json& cases, size_t max, bool ids_required,
+                       const std::function<bool(const nlohmann::json&)>& valid_call);
 
 // validIsolatedJavascriptJsonContract / validIsolatedTypescriptJsonContract.
 bool ValidJavascriptJsonContract(const nlohmann::json& c);

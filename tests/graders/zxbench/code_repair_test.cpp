@@ -782,6 +782,24 @@ TEST_CASE("zx code_repair: isolated-python-json-v1 contracts are checked as zx-b
 // The scores follow codeRepair.ts's total (.1 extraction + .2 compilation + .4 tests + .2
 // quality + .1 scope), checked from the axes below.
 
+// The checks every isolated-contract row makes: compiled and passed as expected, and the score
+// zx-bench's codeRepair.ts gives from the axes (.1 extraction + .2 compilation + .4 tests + .2
+// quality + .1 scope, test_pass = round(100 passed / cases)). Returns the number of cases.
+int CheckIsolatedScore(const Grade& grade, int passed, bool compiled) {
+  CHECK(grade.evidence["compiled"] == compiled);
+  CHECK(grade.evidence["tests_passed"] == passed);
+  const json& axes = grade.evidence["zx_axes"];
+  const int total_cases = grade.evidence["tests_total"].get<int>();
+  CHECK(axes["compilation"] == (compiled ? 100 : 0));
+  CHECK(axes["test_pass"] == static_cast<int>(std::floor(100.0 * passed / total_cases + 0.5)));
+  const double total = axes["patch_extraction"].get<int>() * .1 +
+                       axes["compilation"].get<int>() * .2 + axes["test_pass"].get<int>() * .4 +
+                       axes["patch_quality"].get<int>() * .2 +
+                       axes["scope_discipline"].get<int>() * .1;
+  CHECK(ZxScore(grade) == static_cast<int>(std::floor(total + 0.5)));
+  return total_cases;
+}
+
 bool TypescriptInstalled() {
   return std::filesystem::exists("/usr/share/nodejs/typescript/lib/typescript.js");
 }
@@ -910,18 +928,7 @@ TEST_CASE("zx code_repair: isolated JavaScript and TypeScript adapters on real e
       REQUIRE(grade.status == GradeStatus::kGraded);
       CHECK(grade.evidence["protocol"] == (typescript ? "isolated-typescript-json-v1"
                                                       : "isolated-javascript-json-v1"));
-      CHECK(grade.evidence["compiled"] == row.compiled);
-      CHECK(grade.evidence["tests_passed"] == row.passed);
-      const json& axes = grade.evidence["zx_axes"];
-      const int total_cases = grade.evidence["tests_total"].get<int>();
-      CHECK(axes["compilation"] == (row.compiled ? 100 : 0));
-      CHECK(axes["test_pass"] ==
-            static_cast<int>(std::floor(100.0 * row.passed / total_cases + 0.5)));
-      const double total = axes["patch_extraction"].get<int>() * .1 +
-                           axes["compilation"].get<int>() * .2 + axes["test_pass"].get<int>() * .4 +
-                           axes["patch_quality"].get<int>() * .2 +
-                           axes["scope_discipline"].get<int>() * .1;
-      CHECK(ZxScore(grade) == static_cast<int>(std::floor(total + 0.5)));
+      CheckIsolatedScore(grade, row.passed, row.compiled);
       if (std::string(row.name) == "api-result that spins forever") {
         CHECK(grade.evidence["cases"][0]["timed_out"] == true);
         CHECK_THAT(grade.reason, Catch::Contains("1 ran out of time"));
@@ -1058,18 +1065,7 @@ TEST_CASE("zx code_repair: isolated-sql-json-v1 on real entries", "[graders][zxb
       INFO(grade.reason << "\n" << grade.evidence.dump(2));
       REQUIRE(grade.status == GradeStatus::kGraded);
       CHECK(grade.evidence["protocol"] == "isolated-sql-json-v1");
-      CHECK(grade.evidence["compiled"] == row.compiled);
-      CHECK(grade.evidence["tests_passed"] == row.passed);
-      const json& axes = grade.evidence["zx_axes"];
-      const int total_cases = grade.evidence["tests_total"].get<int>();
-      CHECK(axes["compilation"] == (row.compiled ? 100 : 0));
-      CHECK(axes["test_pass"] ==
-            static_cast<int>(std::floor(100.0 * row.passed / total_cases + 0.5)));
-      const double total = axes["patch_extraction"].get<int>() * .1 +
-                           axes["compilation"].get<int>() * .2 + axes["test_pass"].get<int>() * .4 +
-                           axes["patch_quality"].get<int>() * .2 +
-                           axes["scope_discipline"].get<int>() * .1;
-      CHECK(ZxScore(grade) == static_cast<int>(std::floor(total + 0.5)));
+      const int total_cases = CheckIsolatedScore(grade, row.passed, row.compiled);
       CHECK(grade.evidence["sandbox_runs"] == total_cases);  // no step before the cases
       if (std::string(row.name) == "a query that never ends") {
         CHECK(grade.evidence["cases"][0]["timed_out"] == true);
@@ -1196,18 +1192,7 @@ TEST_CASE("zx code_repair: isolated-java-json adapters on real entries", "[grade
       INFO(grade.reason << "\n" << grade.evidence.dump(2));
       REQUIRE(grade.status == GradeStatus::kGraded);
       CHECK(grade.evidence["protocol"] == "isolated-java-json-v1");
-      CHECK(grade.evidence["compiled"] == row.compiled);
-      CHECK(grade.evidence["tests_passed"] == row.passed);
-      const json& axes = grade.evidence["zx_axes"];
-      const int total_cases = grade.evidence["tests_total"].get<int>();
-      CHECK(axes["compilation"] == (row.compiled ? 100 : 0));
-      CHECK(axes["test_pass"] ==
-            static_cast<int>(std::floor(100.0 * row.passed / total_cases + 0.5)));
-      const double total = axes["patch_extraction"].get<int>() * .1 +
-                           axes["compilation"].get<int>() * .2 + axes["test_pass"].get<int>() * .4 +
-                           axes["patch_quality"].get<int>() * .2 +
-                           axes["scope_discipline"].get<int>() * .1;
-      CHECK(ZxScore(grade) == static_cast<int>(std::floor(total + 0.5)));
+      const int total_cases = CheckIsolatedScore(grade, row.passed, row.compiled);
       // One compile step, then a run per case (none when the first step fails).
       CHECK(grade.evidence["sandbox_runs"] == (row.compiled ? total_cases + 1 : 1));
     }
@@ -1331,18 +1316,7 @@ TEST_CASE("zx code_repair: isolated-csharp-json adapters on real entries", "[gra
       INFO(grade.reason << "\n" << grade.evidence.dump(2));
       REQUIRE(grade.status == GradeStatus::kGraded);
       CHECK(grade.evidence["protocol"] == "isolated-csharp-json-v1");
-      CHECK(grade.evidence["compiled"] == row.compiled);
-      CHECK(grade.evidence["tests_passed"] == row.passed);
-      const json& axes = grade.evidence["zx_axes"];
-      const int total_cases = grade.evidence["tests_total"].get<int>();
-      CHECK(axes["compilation"] == (row.compiled ? 100 : 0));
-      CHECK(axes["test_pass"] ==
-            static_cast<int>(std::floor(100.0 * row.passed / total_cases + 0.5)));
-      const double total = axes["patch_extraction"].get<int>() * .1 +
-                           axes["compilation"].get<int>() * .2 + axes["test_pass"].get<int>() * .4 +
-                           axes["patch_quality"].get<int>() * .2 +
-                           axes["scope_discipline"].get<int>() * .1;
-      CHECK(ZxScore(grade) == static_cast<int>(std::floor(total + 0.5)));
+      CheckIsolatedScore(grade, row.passed, row.compiled);
     }
   }
 }
