@@ -6,6 +6,8 @@
 // zx-bench's isolatedJavascriptJson.ts and isolatedTypescriptJson.ts (bboysky/ajubyte-model-lab
 // at 22bb91d1, the packages/core tree of zx-bench's official scorer 4.14.0). Each adapter is a
 // fixed scenario keyed by the call's first element; the expected values never enter the sandbox.
+// The rules every adapter contract shares (observation JSON, predicates, the cases' shape) live
+// here too and serve the SQL, Java and C# contracts.
 #include <functional>
 #include <string>
 #include <string_view>
