@@ -29,6 +29,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -156,6 +157,15 @@ fs::path WorkDir(const Scratch& scratch, const SandboxRun& run) {
 }
 
 std::string PrepareRun(const Scratch& scratch, const SandboxRun& run) {
+  // The working copy's place inside: one new top-level directory, never over the system's own.
+  const std::string& inside = run.work_path;
+  static const char* const kTaken[] = {"usr", "etc", "bin", "sbin", "lib", "lib32", "lib64",
+                                       "libx32", "proc", "dev", "tmp"};
+  if (inside.size() < 2 || inside[0] != '/' || !SafeRelativePath(inside.substr(1)) ||
+      inside.find('/', 1) != std::string::npos ||
+      std::find(std::begin(kTaken), std::end(kTaken), inside.substr(1)) != std::end(kTaken)) {
+    return "work path '" + inside + "' must be a new top-level directory such as /workspace";
+  }
   if (!run.workspace.empty()) {
     std::error_code ec;
     if (!fs::is_directory(run.workspace, ec)) {
@@ -760,6 +770,8 @@ class BubblewrapSandbox : public Sandbox {
            ", no network";
   }
 
+  bool relocates() const override { return true; }
+
  private:
   // bwrap's command line for `run` in `scratch` (prepared).
   Launch BuildLaunch(const Scratch& scratch, const SandboxRun& run) const {
@@ -768,7 +780,8 @@ class BubblewrapSandbox : public Sandbox {
         "--new-session", "--hostname",    "sandbox",        "--clearenv"};
     // HOME outside a workspace that outlives the run: nothing the code's tools write to HOME
     // (caches, user site-packages) becomes part of an agent's change.
-    for (const auto& variable : SandboxEnv(run.workspace.empty() ? "/work" : "/tmp")) {
+    const std::string& inside_work = run.work_path;
+    for (const auto& variable : SandboxEnv(run.workspace.empty() ? inside_work : "/tmp")) {
       const size_t eq = variable.find('=');
       args.insert(args.end(), {"--setenv", variable.substr(0, eq), variable.substr(eq + 1)});
     }
@@ -790,12 +803,12 @@ class BubblewrapSandbox : public Sandbox {
     const std::string tmp_size =
         std::to_string(std::max<long>(run.limits.max_file_bytes, 1L << 20));
     args.insert(args.end(), {"--proc", "/proc", "--dev", "/dev", "--size", tmp_size, "--tmpfs",
-                             "/tmp", "--bind", WorkDir(scratch, run).string(), "/work"});
+                             "/tmp", "--bind", WorkDir(scratch, run).string(), inside_work});
     for (const auto& name : run.read_only) {
-      const std::string inside = "/work/" + name;
+      const std::string inside = inside_work + "/" + name;
       args.insert(args.end(), {"--ro-bind", (WorkDir(scratch, run) / name).string(), inside});
     }
-    args.insert(args.end(), {"--chdir", "/work", "--remount-ro", "/", "--"});
+    args.insert(args.end(), {"--chdir", inside_work, "--remount-ro", "/", "--"});
     args.insert(args.end(), run.argv.begin(), run.argv.end());
     return Launch{bwrap_, std::move(args), SandboxEnv("/"), "", run.limits};
   }
@@ -843,6 +856,15 @@ class UnsafeSandbox : public Sandbox {
 };
 
 }  // namespace
+
+ScratchDirectory::ScratchDirectory() {
+  char pattern[] = "/tmp/evalrun-work-XXXXXX";
+  if (mkdtemp(pattern) != nullptr) path_ = pattern;
+}
+
+ScratchDirectory::~ScratchDirectory() {
+  if (!path_.empty()) RemoveTree(path_);
+}
 
 std::string OutputTail(const std::string& text, size_t max_bytes) {
   std::string tail = text.size() > max_bytes ? text.substr(text.size() - max_bytes) : text;

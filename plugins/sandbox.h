@@ -36,6 +36,10 @@ struct SandboxRun {
   // Paths inside the working copy (relative, existing) that the code may read but not change:
   // bound read-only over themselves (".git" of a repository workspace).
   std::vector<std::string> read_only;
+  // Where the code sees its working copy (and starts): an absolute path such as /workspace, for
+  // code written against a container's layout. Only a sandbox that relocates() honours it; the
+  // unsafe one runs in the working copy's host path.
+  std::string work_path = "/work";
 };
 
 struct SandboxResult {
@@ -106,6 +110,23 @@ class Sandbox {
   // callers then use Run. Never throws.
   virtual std::unique_ptr<SandboxSession> Start(const SandboxRun& /*run*/) const { return nullptr; }
   virtual std::string Describe() const = 0;  // "bubblewrap 0.8.0, uid 65534, no network"
+  // Whether the code sees its own file system view, so SandboxRun::work_path holds.
+  virtual bool relocates() const { return false; }
+};
+
+// A throwaway host directory kept across several runs (SandboxRun::workspace): code a grader
+// runs step by step in one working copy, as a container session keeps its files between
+// commands. Created under /tmp; removed with everything in it, read-only directories included.
+class ScratchDirectory {
+ public:
+  ScratchDirectory();  // path() is "" when the directory could not be made
+  ~ScratchDirectory();
+  ScratchDirectory(const ScratchDirectory&) = delete;
+  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
 };
 
 // The bubblewrap sandbox; Unavailable() says why when bwrap or user namespaces are missing.

@@ -13,6 +13,7 @@ std::unique_ptr<Grader> MakeZxJsonAtomicFieldsGrader();  // graders/zxbench/json
 std::unique_ptr<Grader> MakeZxInstructionChecklistGrader();  // graders/zxbench/instruction_checklist.cpp
 std::unique_ptr<Grader> MakeZxStructuredContractGrader();    // graders/zxbench/structured_contract.cpp
 std::unique_ptr<Grader> MakeZxCodeRepairGrader();            // graders/zxbench/code_repair.cpp
+std::unique_ptr<Grader> MakeZxCliCommandGrader();            // graders/zxbench/cli_command.cpp
 std::unique_ptr<Grader> MakeZxToolCallTraceGrader();     // graders/zxbench/world_graders.cpp
 std::unique_ptr<Grader> MakeZxAgentTraceGrader();        // graders/zxbench/world_graders.cpp
 std::unique_ptr<Grader> MakeZxCanaryAuthorityGrader();   // graders/zxbench/world_graders.cpp

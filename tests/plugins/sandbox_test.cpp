@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -302,6 +303,39 @@ TEST_CASE("sandbox: a workspace keeps what the code writes, read-only paths stay
   CHECK(Bubblewrap().Run(run).stderr_text ==
         "evalrun sandbox: workspace '" + workspace + "/nope' is not a directory");
   REQUIRE(system(("rm -rf " + workspace).c_str()) == 0);
+}
+
+TEST_CASE("sandbox: a scratch directory holds several steps at a chosen work path",
+          "[sandbox]") {
+  std::string path;
+  {
+    const ScratchDirectory dir;
+    path = dir.path();
+    REQUIRE_FALSE(path.empty());
+    CHECK(std::filesystem::is_directory(path));
+    if (HaveBubblewrap()) {
+      CHECK(Bubblewrap().relocates());
+      SandboxRun first;
+      first.workspace = path;
+      first.work_path = "/workspace";
+      first.argv = {"sh", "-c", "pwd; mkdir -p locked/in && echo 1 > locked/in/f && chmod 0 locked"};
+      const SandboxResult made = Bubblewrap().Run(first);
+      CHECK(made.exit_code == 0);
+      CHECK(made.stdout_text == "/workspace\n");
+      SandboxRun second = first;
+      second.argv = {"sh", "-c", "ls /workspace; test -e /work || echo no-work"};
+      CHECK(Bubblewrap().Run(second).stdout_text == "locked\nno-work\n");
+      for (const char* taken : {"/usr", "/tmp", "/", "relative", "/a/b", "/.."}) {
+        second.work_path = taken;
+        CHECK(Bubblewrap().Run(second).stderr_text ==
+              "evalrun sandbox: work path '" + std::string(taken) +
+                  "' must be a new top-level directory such as /workspace");
+      }
+    }
+    CHECK_FALSE(MakeUnsafeSandbox()->relocates());
+  }
+  // Removed with what the steps left, an unreadable directory included.
+  CHECK_FALSE(std::filesystem::exists(path));
 }
 
 TEST_CASE("sandbox: start-up cost of a run", "[sandbox][benchmark]") {

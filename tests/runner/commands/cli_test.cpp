@@ -263,8 +263,8 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   const Run validate = Evalrun("validate zx-bench@HEAD --suite-repo " + dir + "/repo");
   REQUIRE(validate.code == 0);
   // The two isolatedTypescriptJson entries need Debian's node-typescript, the three
-  // isolatedJavaJson ones a JDK, the four isolatedCsharpJson ones Mono (install-deps installs
-  // them all).
+  // isolatedJavaJson ones a JDK, the four isolatedCsharpJson ones Mono, CLI-CN-039-DOCKER
+  // BusyBox (install-deps installs them all).
   const bool typescript =
       std::filesystem::exists("/usr/share/nodejs/typescript/lib/typescript.js");
   const bool java =
@@ -272,7 +272,9 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   const bool mono = !evalrun::FindSandboxProgram("mcs").empty() &&
                     !evalrun::FindSandboxProgram("mono").empty() &&
                     std::filesystem::exists("/usr/lib/mono/4.5/System.Net.Http.dll");
-  const int runnable = 24 + (typescript ? 2 : 0) + (java ? 3 : 0) + (mono ? 4 : 0);
+  const bool busybox = !evalrun::FindSandboxProgram("busybox").empty();
+  const int runnable =
+      24 + (typescript ? 2 : 0) + (java ? 3 : 0) + (mono ? 4 : 0) + (busybox ? 1 : 0);
   CHECK_THAT(validate.out,
              Catch::Contains("runnable here: " + std::to_string(runnable) +
                              ", skipped: " + std::to_string(43 - runnable)));
@@ -294,6 +296,7 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedSqlJson contracts") == 0);
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedJavaJson contracts") == 0);
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedCsharpJson contracts") == 0);
+  CHECK(predicted.count("needs the Docker image python:3.12-alpine") == 0);
 
   evalrun::MockConfig m;
   m.ttft_ms = 1;
@@ -319,4 +322,87 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   CHECK_THAT(report, Catch::Contains("**zx-bench:** partial, not zx-bench's overall: " +
                                      std::to_string(43 - runnable) + " entries left out"));
   std::system(("rm -rf " + dir).c_str());
+}
+
+// A suite run over zx-bench's CLI-*-DOCKER entries (the real CLI-CN-039-DOCKER and four rebuilt
+// from zx-bench's generator) against the mock with an answer table that gives each entry its
+// generator's reference script: every entry graded 100 in the sandbox, and the bundle verifies
+// (verify reruns each script: its grades are recomputed, not copied).
+TEST_CASE("cli: a zx-bench run of cli_command entries grades each and its bundle verifies",
+          "[cli][tasks]") {
+  const nlohmann::json rebuilt = nlohmann::json::parse(
+      Slurp(std::string(EVALRUN_TEST_FIXTURES) + "/zx-bench/cli_command_entries.json"));
+  nlohmann::json bank = rebuilt["entries"];
+  for (const auto& e :
+       nlohmann::json::parse(Slurp(std::string(EVALRUN_TEST_FIXTURES) +
+                                   "/zx-bench/more_entries.json"))) {
+    if (e["id"] == "CLI-CN-039-DOCKER") bank.push_back(e);
+  }
+  REQUIRE(bank.size() == 5);
+  // A phrase of each prompt -> that entry's reference script, fenced.
+  const std::map<std::string, std::string> phrases = {
+      {"CLI-CN-047-DOCKER", "events.log ..."},
+      {"CLI-CN-046-DOCKER", "summary.txt ..."},
+      {"CLI-CN-045-DOCKER", "process_files.sh ..."},
+      {"CLI-CN-016-DOCKER", "repo/ ..."},
+      {"CLI-CN-039-DOCKER", "todo.txt"}};
+  evalrun::MockConfig m;
+  m.ttft_ms = 1;
+  m.decode_tps = 0;
+  for (const auto& [id, phrase] : phrases) {
+    evalrun::MockAnswer answer;
+    answer.match = phrase;
+    answer.content = "```sh\n" + rebuilt["answers"][id]["reference"].get<std::string>() + "\n```";
+    m.answers.push_back(answer);
+  }
+  const std::string dir = "/tmp/evalrun-cli-zx-cli-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/repo/data/scenarios");
+  std::ofstream(dir + "/repo/data/scenarios/benchmark.json") << bank.dump();
+  REQUIRE(std::system(("cd " + dir + "/repo && git init -q && git add -A && git -c user.name=t -c "
+                       "user.email=t@t commit -qm bank")
+                          .c_str()) == 0);
+  const Run validate = Evalrun("validate zx-bench@HEAD --suite-repo " + dir + "/repo");
+  REQUIRE(validate.code == 0);
+  const std::unique_ptr<evalrun::Sandbox> sandbox = evalrun::MakeBubblewrapSandbox();
+  if (sandbox->Unavailable() || evalrun::FindSandboxProgram("busybox").empty() ||
+      evalrun::FindSandboxProgram("git").empty()) {
+    WARN("bubblewrap, busybox or git missing: the cli_command entries are skipped here");
+    CHECK_THAT(validate.out, !Catch::Contains("runnable here: 5,"));
+    std::filesystem::remove_all(dir);
+    return;
+  }
+  CHECK_THAT(validate.out, Catch::Contains("runnable here: 5, skipped: 0"));
+
+  evalrun::MockServer mock(m);
+  mock.Start();
+  const Run run = Evalrun("suite zx-bench@HEAD --suite-repo " + dir + "/repo --endpoint " +
+                          mock.base_url() + " --no-speed --no-env -q --db " + dir +
+                          "/r.db --out " + dir + "/report");
+  INFO(run.out << run.err);
+  REQUIRE(run.code == 0);
+  CHECK(mock.chat_requests() == 5);
+  const std::string bundle = dir + "/cli.evalrun.json";
+  const Run list = Evalrun("runs --db " + dir + "/r.db");
+  INFO(list.out);
+  const size_t id_at = list.out.find("\n") + 1;  // the first run's id starts the second line
+  const std::string run_id = list.out.substr(id_at, list.out.find(' ', id_at) - id_at);
+  const Run exported = Evalrun("export " + run_id + " --db " + dir + "/r.db --out " + bundle +
+                               " --suite-repo " + dir + "/repo");
+  INFO(exported.err);
+  REQUIRE(exported.code == 0);
+  int graded = 0;
+  const nlohmann::json doc = nlohmann::json::parse(Slurp(bundle));
+  for (const auto& task : doc["tasks"]) {
+    INFO(task["grade"].dump());
+    CHECK(task["grade"]["status"] == "graded");
+    CHECK(task["grade"]["score"] == 1.0);
+    graded += task["grade"]["status"] == "graded" ? 1 : 0;
+  }
+  CHECK(graded == 5);
+  const Run verify = Evalrun("verify " + bundle + " --suite-repo " + dir + "/repo");
+  INFO(verify.out << verify.err);
+  CHECK(verify.code == 0);
+  CHECK_THAT(verify.out, Catch::Contains("grades: ok"));
+  std::filesystem::remove_all(dir);
 }
