@@ -24,6 +24,9 @@
 // Any other image is skipped, naming it; a stand-in whose programs the host lacks is skipped,
 // naming the Debian package. The image, its pinned ID and what stood in for it are in the grade.
 //
+// Entries without executionCases are scored from the reply on zx-bench's keyword axes
+// (graders/zxbench/cli_text.h); nothing runs for them.
+//
 // Thread-safe; Run never throws. Each case is bounded: 30 s per step, 60 s per case, 1 MiB per
 // output stream, 64 processes, 512 MiB of address space.
 #include <sys/stat.h>
@@ -45,6 +48,7 @@
 #include "core/sha256.h"
 #include "graders/framework/answer.h"
 #include "graders/framework/grader.h"
+#include "graders/zxbench/cli_text.h"
 #include "graders/zxbench/common.h"
 #include "graders/zxbench/factories.h"
 #include "graders/zxbench/js_regex.h"
@@ -196,8 +200,15 @@ std::string UnrunnableEntry(const json& spec) {
   }
   const json& cases = Member(requirements, "executionCases");
   if (!cases.is_array() || cases.empty()) {
-    return "cli_command without requirements.executionCases (zx-bench's keyword scoring) is "
-           "not reproduced by evalrun";
+    if (Member(requirements, "requiresSandbox") == true) {
+      return "cli_command with requiresSandbox needs zx-bench's registered CLI sandbox runner, "
+             "which evalrun does not reproduce (without one zx-bench asks for human review)";
+    }
+    if (!zx::ScoreCliKeywords(requirements, "", false, false).configured) {
+      return "zx-bench cannot score this entry: no CLI content requirements configured "
+             "(requiredCommands, requiredFlags, pipelineTokens, targetKeywords, safetyTokens)";
+    }
+    return "";  // the keyword path: graded from the reply alone
   }
   const bool rubric = !Member(requirements, "executionCheckpointRubric").is_null();
   if (rubric && Member(requirements, "executionCheckpointRubric") != "cli-checkpoints-v1") {
@@ -228,55 +239,6 @@ std::string UnrunnableEntry(const json& spec) {
 }
 
 // ---- The reply ----------------------------------------------------------------------------------
-
-bool StartsWithNoCase(std::string_view s, size_t i, std::string_view lower) {
-  if (s.size() - i < lower.size()) return false;
-  for (size_t k = 0; k < lower.size(); ++k) {
-    char c = s[i + k];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != lower[k]) return false;
-  }
-  return true;
-}
-
-// cliCommand.ts extractSubmittedScript: the body of the last match of
-// /```(?:bash|sh|shell)?\s*\n([\s\S]*?)```/gi, trimmed; else the whole reply, trimmed. Walked by
-// hand in the regex's own order: at each position the tag alternatives bash, sh, shell, none;
-// then white space holding a line feed (\s* backtracks to its last \n); then the shortest body
-// up to the next fence.
-std::string ExtractSubmittedScript(std::string_view out) {
-  std::optional<std::string_view> last;
-  size_t i = 0;
-  while (i + 3 <= out.size()) {
-    if (out.compare(i, 3, "```") != 0) {
-      ++i;
-      continue;
-    }
-    bool matched = false;
-    for (std::string_view tag : {"bash", "sh", "shell", ""}) {
-      size_t p = i + 3;
-      if (!StartsWithNoCase(out, p, tag)) continue;
-      p += tag.size();
-      size_t q = p, newline = std::string_view::npos;
-      while (q < out.size()) {
-        size_t next = q;
-        const char32_t c = js::NextCodePoint(out, next);
-        if (!js::IsJsSpace(c)) break;
-        if (c == '\n') newline = next;
-        q = next;
-      }
-      if (newline == std::string_view::npos) continue;
-      const size_t close = out.find("```", newline);
-      if (close == std::string_view::npos) continue;
-      last = out.substr(newline, close - newline);
-      i = close + 3;
-      matched = true;
-      break;
-    }
-    if (!matched) ++i;
-  }
-  return std::string(JsTrim(last ? *last : out));
-}
 
 // DockerSession.execScript's interpreter: "sh" under the sh policy; under shebang, bash or sh
 // from a first line /^#!\s*(?:\/usr\/bin\/env\s+)?(?:\/usr\/bin\/|\/bin\/)?(bash|sh)(?:\s|$)/,
@@ -857,12 +819,30 @@ class ZxCliCommandGrader final : public Grader {
   }
 
  private:
+  // Entries without executionCases: zx-bench's keyword axes on the reply's primary command.
+  static Grade KeywordGrade(const json& spec, const std::string& output, const Answer& answer) {
+    const bool prefer_first = Member(spec, "answerFirst") == true;
+    zx::CliKeywordScore scored =
+        zx::ScoreCliKeywords(Member(spec, "requirements"), output, prefer_first, answer.truncated);
+    json evidence = {{"mode", "keywords"},
+                     {"zx_axes", scored.axes},
+                     {"zx_evidence", std::move(scored.evidence)},
+                     {"truncated", answer.truncated}};
+    std::string reason = "keyword axes";
+    for (const auto& [name, value] : scored.axes.items()) {
+      reason += " " + name + " " + std::to_string(value.get<int>());
+    }
+    return zx::ZxGrade(scored.score, std::move(evidence), std::move(reason), kZxEvaluator);
+  }
+
   static Grade Evaluate(const json& spec, const Answer& answer, const GradeContext& context) {
     const std::string output = ToWellFormedUtf8(answer.text);
     if (JsTrim(output).empty()) return Status(GradeStatus::kNoAnswer, "empty output");
     if (std::string why = UnrunnableEntry(spec); !why.empty()) {
       return Status(GradeStatus::kSkipped, why);
     }
+    const json& cases_value = Member(Member(spec, "requirements"), "executionCases");
+    if (!cases_value.is_array() || cases_value.empty()) return KeywordGrade(spec, output, answer);
     const Sandbox* sandbox = context.sandbox;
     if (sandbox == nullptr || !sandbox->relocates()) {
       return Status(GradeStatus::kSkipped,
@@ -875,7 +855,7 @@ class ZxCliCommandGrader final : public Grader {
     const std::string image = ImageName(requirements);
     const Image stand_in = ImageFor(image);
     const bool rubric = !Member(requirements, "executionCheckpointRubric").is_null();
-    const std::string script = ExtractSubmittedScript(output);
+    const std::string script = zx::ExtractSubmittedScript(output);
     const bool shebang = Member(requirements, "executionInterpreter") == "shebang";
     const std::optional<std::string> interpreter = Interpreter(script, shebang);
 

@@ -357,12 +357,6 @@ TEST_CASE("zx cli_command: what cannot run here is skipped at load, naming why",
           "cli_command with requirements.executionShell (zx-bench's interactive shell "
           "investigation loop) is not reproduced by evalrun");
   }
-  SECTION("keyword entries") {
-    entry["requirements"].erase("executionCases");
-    CHECK(CliCommand().Unrunnable(entry) ==
-          "cli_command without requirements.executionCases (zx-bench's keyword scoring) is not "
-          "reproduced by evalrun");
-  }
   SECTION("a path zx-bench refuses") {
     entry["requirements"]["executionCases"][1]["files"][0]["path"] = "../events.log";
     CHECK(CliCommand().Unrunnable(entry) ==
@@ -396,6 +390,61 @@ TEST_CASE("zx cli_command: what cannot run here is skipped at load, naming why",
   }
   SECTION("an empty reply is no answer") {
     CHECK(RunGrader(entry, " \n", &Bubblewrap()).status == GradeStatus::kNoAnswer);
+  }
+}
+
+// Entries without executionCases take zx-bench's keyword path (E: extractPrimaryCommand, then
+// axes format_valid .10, command_usage .35, flag_accuracy .20, pipeline_usage .15,
+// target_accuracy .10, safety_compliance .10, each only when configured; round(sum / weight)).
+// No real keyword entry is in the fixtures; this one has the keyword fields' shapes.
+TEST_CASE("zx cli_command: keyword entries score the primary command as zx-bench does",
+          "[graders][zxbench]") {
+  json entry = Entry("CLI-CN-047-DOCKER");
+  entry["requirements"] = {
+      {"requiredCommands", json::array({"find", "xargs", "Use null separators"})},
+      {"requiredFlags", json::array({"-print0", "-0"})},
+      {"pipelineTokens", json::array({"|"})},
+      {"targetKeywords", json::array({"*.log"})},
+      {"safetyTokens", json::array({"-print0"})}};
+  CHECK(CliCommand().Unrunnable(entry).empty());
+  const auto score = [&](const std::string& reply, bool truncated = false) {
+    Answer answer;
+    answer.text = reply;
+    answer.truncated = truncated;
+    const Grade g = CliCommand().Run(entry, answer, GradeContext{});  // nothing runs
+    CHECK(g.status == GradeStatus::kGraded);
+    return ZxScore(g);
+  };
+  const std::string full = "```sh\nfind . -name '*.log' -print0 | xargs -0 rm\n```";
+  // Every axis 100: the fenced block is the command; "-print0" canonicalises to
+  // "-p -r -i -n -t0", found in the canonical command; the prose requirement is in the reply.
+  CHECK(score("Run:\n" + full + "\nUse null separators so spaces survive.") == 100);
+  // Inline `code` only: commands 1/3 -> 33, flags 0, pipe 0, target 100, safety 0:
+  // round(10 + 11.55 + 10) = 32; truncated, format_valid 60: round(27.55) = 28.
+  const std::string inline_reply = "Delete them with `find . -name \"*.log\" -delete`.";
+  CHECK(score(inline_reply) == 32);
+  CHECK(score(inline_reply, true) == 28);
+  // Prose naming commands is no command: only format_valid scores, 10 / 1.0 = 10.
+  CHECK(score("You can use find with xargs.") == 10);
+  // An ANSWER: label is stripped from the plain line: commands 2/3 -> 67, the rest 100:
+  // round(10 + 23.45 + 20 + 15 + 10 + 10) = 88.
+  CHECK(score("ANSWER: find . -name '*.log' -print0 | xargs -0 rm") == 88);
+  // answerFirst takes the first fenced block ("ls"): commands 1/3 (the prose one), safety 100:
+  // round(10 + 11.55 + 10) = 32; without it the last block scores as above.
+  const std::string two = "```sh\nls\n```\n" + full + "\nUse null separators.";
+  CHECK(score(two) == 100);
+  entry["answerFirst"] = true;
+  CHECK(score(two) == 32);
+
+  SECTION("what zx-bench cannot score is skipped") {
+    entry["requirements"] = json::object();
+    CHECK(CliCommand().Unrunnable(entry) ==
+          "zx-bench cannot score this entry: no CLI content requirements configured "
+          "(requiredCommands, requiredFlags, pipelineTokens, targetKeywords, safetyTokens)");
+    entry["requirements"]["requiresSandbox"] = true;
+    CHECK(CliCommand().Unrunnable(entry) ==
+          "cli_command with requiresSandbox needs zx-bench's registered CLI sandbox runner, "
+          "which evalrun does not reproduce (without one zx-bench asks for human review)");
   }
 }
 
