@@ -21,6 +21,7 @@ GraderRegistry::GraderRegistry() {
       MakeZxExactAnswerLineGrader, MakeZxJsonAtomicFieldsGrader,
       MakeZxInstructionChecklistGrader, MakeZxStructuredContractGrader,
       MakeZxCodeRepairGrader,      MakeZxCliCommandGrader,
+      MakeZxProjectRepairGrader,
       MakeRepoTestsGrader,
       MakeZxToolCallTraceGrader,   MakeZxAgentTraceGrader,
       MakeZxCanaryAuthorityGrader, MakeZxCanaryAuthorityTextGrader,

@@ -219,19 +219,20 @@ std::string SkipReason(const json& entry) {
   static const std::vector<std::string> kFromEntry = {"exact_answer_line", "json_atomic_fields",
                                                       "instruction_checklist",
                                                       "structured_contract", "code_repair",
-                                                      "schema_compliance", "cli_command"};
+                                                      "schema_compliance", "cli_command",
+                                                      "project_repair"};
   static const std::vector<std::string> kWorlds = {"agent_trace", "tool_call_trace",
                                                    "canary_authority"};
   static const std::vector<std::string> kJudge = {"hallucination_resistance", "ultra_proof_part"};
-  static const std::vector<std::string> kDocker = {"project_repair", "agent_loop_trace"};
+  static const std::vector<std::string> kDocker = {"agent_loop_trace"};
   const auto in = [&](const std::vector<std::string>& names) {
     return std::find(names.begin(), names.end(), grader) != names.end();
   };
 
   std::string reason;
   if (in(kFromEntry)) {
-    // runnable (code_repair and cli_command also need the sandbox and a runtime or a stand-in
-    // for the entry's image: their graders decide)
+    // runnable (code_repair, cli_command and project_repair also need the sandbox and a runtime
+    // or a stand-in for the entry's image: their graders decide)
   } else if (in(kWorlds)) {
     // canary_authority without a world is graded from the reply alone
     // (zxbench:canary_authority_text); the traces need their world.

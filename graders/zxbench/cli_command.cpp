@@ -15,13 +15,10 @@
 // No Docker here: each step (fixture setup, the script, each assertion) is one bubblewrap run
 // over one kept working copy bound at /workspace, as the container's steps share its files, and
 // the checks are made by a fixed program in a run of their own after every process the script
-// started is gone, with the same uid and permissions the script had. The image is stood in for:
-//   python:3.12-alpine  BusyBox's sh and applets first on PATH (Debian's busybox), the host's
-//                       python3, and the few coreutils Alpine's BusyBox has and Debian's lacks;
-//                       nothing else (no bash, git or curl, as in the image);
-//   gcc:13              the host's Debian userland (gcc:13 is Debian bookworm's): sh is dash,
-//                       bash, coreutils, git, python3.
-// Any other image is skipped, naming it; a stand-in whose programs the host lacks is skipped,
+// started is gone, with the same uid and permissions the script had. The image is stood in for
+// (graders/zxbench/image_stand_in.h: BusyBox and the host's python3 for python:3.12-alpine, the
+// host's Debian userland for gcc:13). Any other image is skipped, naming it; a stand-in whose
+// programs the host lacks is skipped,
 // naming the Debian package. The image, its pinned ID and what stood in for it are in the grade.
 //
 // Entries without executionCases are scored from the reply on zx-bench's keyword axes
@@ -35,8 +32,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +46,7 @@
 #include "graders/zxbench/cli_text.h"
 #include "graders/zxbench/common.h"
 #include "graders/zxbench/factories.h"
+#include "graders/zxbench/image_stand_in.h"
 #include "graders/zxbench/js_regex.h"
 #include "plugins/sandbox.h"
 
@@ -74,24 +70,6 @@ constexpr size_t kOutputBytes = 1 << 20;  // maxOutputBytes: 1 MiB per stream
 constexpr size_t kEvidenceBytes = 600;
 
 // ---- The entry ----------------------------------------------------------------------------------
-
-enum class StandIn { kNone, kAlpine, kDebian };
-
-struct Image {
-  StandIn stand_in = StandIn::kNone;
-  std::vector<std::pair<std::string, std::string>> programs;  // program, Debian package
-};
-
-Image ImageFor(const std::string& image) {
-  if (image == "python:3.12-alpine") {
-    return {StandIn::kAlpine, {{"busybox", "busybox"}, {"python3", "python3"}}};
-  }
-  if (image == "gcc:13") {
-    return {StandIn::kDebian,
-            {{"sh", "dash"}, {"bash", "bash"}, {"python3", "python3"}, {"git", "git"}}};
-  }
-  return {};
-}
 
 std::string ImageName(const json& requirements) {
   const json& image = Member(requirements, "executionImage");
@@ -224,18 +202,7 @@ std::string UnrunnableEntry(const json& spec) {
       return "zx-bench cannot run this entry: " + why;
     }
   }
-  const std::string image = ImageName(requirements);
-  const Image stand_in = ImageFor(image);
-  if (stand_in.stand_in == StandIn::kNone) {
-    return "needs the Docker image " + image + ": evalrun has no stand-in for it";
-  }
-  for (const auto& [program, package] : stand_in.programs) {
-    if (FindSandboxProgram(program).empty()) {
-      return program + " is not installed (Debian package " + package + "): it stands in for " +
-             image;
-    }
-  }
-  return "";
+  return zx::StandInUnavailable(zx::StandInFor(ImageName(requirements)));
 }
 
 // ---- The reply ----------------------------------------------------------------------------------
@@ -281,26 +248,6 @@ std::optional<std::string> Interpreter(const std::string& script, bool shebang_p
 }
 
 // ---- Running the steps --------------------------------------------------------------------------
-
-// What the container's `sh -lc COMMAND` is on each stand-in. BusyBox: the applets on a PATH of
-// their own, with python3 and the coreutils Alpine's BusyBox has that Debian's build lacks.
-constexpr const char* kAlpinePrelude =
-    R"SH(d=/tmp/.zxbench-bin
-mkdir -p "$d" && busybox --install -s "$d" && ln -sf "$(command -v busybox)" "$d/busybox" || exit 125
-for p in python3 comm install split nohup nice cksum pgrep pkill flock base32 sum tsort; do
-  [ -e "$d/$p" ] || { q=$(command -v "$p") && ln -s "$q" "$d/$p"; }
-done
-ln -sf "$d/python3" "$d/python"
-PATH=$d
-export PATH GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0=/workspace
-exec sh -c "$1"
-)SH";
-
-std::vector<std::string> ShellArgv(StandIn stand_in, const std::string& command) {
-  if (stand_in == StandIn::kAlpine) return {"busybox", "sh", "-c", kAlpinePrelude, "sh", command};
-  return {"env",  "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory",
-          "GIT_CONFIG_VALUE_0=/workspace", "sh", "-lc", command};
-}
 
 struct Step {
   SandboxResult result;
@@ -389,7 +336,7 @@ std::string Base64Decode(std::string_view in) {
 
 class Session {
  public:
-  Session(const Sandbox& sandbox, StandIn stand_in, const std::string& workspace)
+  Session(const Sandbox& sandbox, const zx::ImageStandIn& stand_in, const std::string& workspace)
       : sandbox_(sandbox), stand_in_(stand_in), workspace_(workspace),
         started_(std::chrono::steady_clock::now()) {}
 
@@ -405,7 +352,7 @@ class Session {
     const double left = remaining();
     if (left <= 0) return std::nullopt;
     SandboxRun run = NewRun(std::min(left, kStepSeconds));
-    run.argv = ShellArgv(stand_in_, command);
+    run.argv = zx::StandInShell(stand_in_, command);
     run.stdin_text = stdin_text;
     Step step;
     step.result = sandbox_.Run(run);
@@ -463,7 +410,7 @@ class Session {
   }
 
   const Sandbox& sandbox_;
-  StandIn stand_in_;
+  const zx::ImageStandIn& stand_in_;
   std::string workspace_;
   std::chrono::steady_clock::time_point started_;
   int runs_ = 0;
@@ -544,7 +491,7 @@ struct CaseOutcome {
 
 class CaseRunner {
  public:
-  CaseRunner(const Sandbox& sandbox, StandIn stand_in, const std::string& script,
+  CaseRunner(const Sandbox& sandbox, const zx::ImageStandIn& stand_in, const std::string& script,
              const std::optional<std::string>& interpreter, bool rubric)
       : sandbox_(sandbox), stand_in_(stand_in), script_(script), interpreter_(interpreter),
         rubric_(rubric) {}
@@ -743,38 +690,11 @@ class CaseRunner {
   }
 
   const Sandbox& sandbox_;
-  StandIn stand_in_;
+  const zx::ImageStandIn& stand_in_;
   const std::string& script_;
   const std::optional<std::string>& interpreter_;
   bool rubric_;
 };
-
-// What stood in for the image, once per program path: "BusyBox v1.35.0 (Debian ...)".
-std::string ProgramVersion(const Sandbox& sandbox, const std::string& program) {
-  static std::mutex mutex;
-  static std::map<std::string, std::string> cache;
-  const std::string path = FindSandboxProgram(program);
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    if (const auto it = cache.find(path); it != cache.end()) return it->second;
-  }
-  std::string text;
-  if (program == "sh") {  // no --version: name what it is
-    std::error_code ec;
-    text = std::filesystem::canonical(path, ec).string();
-  } else {
-    SandboxRun run;
-    run.argv = program == "busybox" ? std::vector<std::string>{"busybox"}
-                                    : std::vector<std::string>{program, "--version"};
-    run.limits.wall_seconds = 10;
-    const SandboxResult r = sandbox.Run(run);
-    text = r.stdout_text.empty() ? r.stderr_text : r.stdout_text;
-    text = text.substr(0, text.find('\n'));
-  }
-  if (text.empty()) text = path;
-  const std::lock_guard<std::mutex> lock(mutex);
-  return cache.emplace(path, EvidenceText(text, 120)).first->second;
-}
 
 Grade Status(GradeStatus status, std::string reason, json evidence = json::object()) {
   Grade grade;
@@ -853,29 +773,22 @@ class ZxCliCommandGrader final : public Grader {
 
     const json& requirements = spec["requirements"];
     const std::string image = ImageName(requirements);
-    const Image stand_in = ImageFor(image);
+    const zx::ImageStandIn stand_in = zx::StandInFor(image);
     const bool rubric = !Member(requirements, "executionCheckpointRubric").is_null();
     const std::string script = zx::ExtractSubmittedScript(output);
     const bool shebang = Member(requirements, "executionInterpreter") == "shebang";
     const std::optional<std::string> interpreter = Interpreter(script, shebang);
 
-    json used = json::object();
-    for (const auto& [program, package] : stand_in.programs) {
-      used[program] = ProgramVersion(*sandbox, program);
-    }
     json evidence = {
         {"image", image},
         {"image_id", Member(requirements, "executionImageId")},
-        {"stand_in", {{"userland", stand_in.stand_in == StandIn::kAlpine
-                                       ? "BusyBox applets and the host's python3"
-                                       : "the host's Debian userland"},
-                      {"programs", std::move(used)}}},
+        {"stand_in", zx::StandInEvidence(*sandbox, stand_in)},
         {"interpreter", interpreter ? *interpreter : "unsupported #! line"},
         {"sandbox", sandbox->Describe()},
         {"script", EvidenceText(script, kEvidenceBytes)},
         {"truncated", answer.truncated}};
 
-    const CaseRunner runner(*sandbox, stand_in.stand_in, script, interpreter, rubric);
+    const CaseRunner runner(*sandbox, stand_in, script, interpreter, rubric);
     const json& cases = requirements["executionCases"];
     json traces = json::array();
     int passed = 0, runs = 0, progress_sum = 0;

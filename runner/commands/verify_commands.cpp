@@ -46,7 +46,7 @@ constexpr size_t kMaxDetails = 20;  // disagreements listed per check; the rest 
 // sandbox's description. Their grades are compared on status, score and passed only.
 bool RunsPrograms(const std::string& grader) {
   return grader == "code_tests" || grader == "command" || grader == "zxbench:code_repair" ||
-         grader == "zxbench:cli_command" ||
+         grader == "zxbench:cli_command" || grader == "zxbench:project_repair" ||
          grader == "repo_tests" || grader == "world" || grader == "zxbench:tool_call_trace" ||
          grader == "zxbench:agent_trace" || grader == "zxbench:canary_authority";
 }

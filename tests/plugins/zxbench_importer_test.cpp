@@ -513,14 +513,18 @@ TEST_CASE("zx-bench: skip reasons", "[zxbench]") {
           "needs a judge model (zx-bench grades 'hallucination_resistance' with an LLM judge)");
   }
   SECTION("graders in pinned Docker images") {
-    // cli_command runs here with a stand-in for its image: its grader decides what it skips.
-    entry["grader"] = "cli_command";
+    // cli_command and project_repair run here with a stand-in for their image: their graders
+    // decide what they skip.
     entry["environmentImage"] = "zxbench/cli-sandbox:1.4";
+    entry["grader"] = "cli_command";
     CHECK(reason(entry) == "");
     entry["grader"] = "project_repair";
+    CHECK(reason(entry) == "");
+    entry["grader"] = "agent_loop_trace";
     CHECK(reason(entry) == "needs the Docker image zxbench/cli-sandbox:1.4");
     entry.erase("environmentImage");
-    CHECK(reason(entry) == "needs a Docker image (zx-bench runs 'project_repair' in a container)");
+    CHECK(reason(entry) ==
+          "needs a Docker image (zx-bench runs 'agent_loop_trace' in a container)");
   }
   SECTION("gold answers in separate source packs") {
     const std::string grader = GENERATE(as<std::string>(), "ultra_batch_part",

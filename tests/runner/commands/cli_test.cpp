@@ -264,7 +264,8 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   REQUIRE(validate.code == 0);
   // The two isolatedTypescriptJson entries need Debian's node-typescript, the three
   // isolatedJavaJson ones a JDK, the four isolatedCsharpJson ones Mono, CLI-CN-039-DOCKER
-  // BusyBox (install-deps installs them all).
+  // BusyBox, CP-L4-JS-001 (project_repair, node:20-alpine) BusyBox and node (install-deps
+  // installs them all).
   const bool typescript =
       std::filesystem::exists("/usr/share/nodejs/typescript/lib/typescript.js");
   const bool java =
@@ -274,7 +275,7 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
                     std::filesystem::exists("/usr/lib/mono/4.5/System.Net.Http.dll");
   const bool busybox = !evalrun::FindSandboxProgram("busybox").empty();
   const int runnable =
-      24 + (typescript ? 2 : 0) + (java ? 3 : 0) + (mono ? 4 : 0) + (busybox ? 1 : 0);
+      24 + (typescript ? 2 : 0) + (java ? 3 : 0) + (mono ? 4 : 0) + (busybox ? 2 : 0);
   CHECK_THAT(validate.out,
              Catch::Contains("runnable here: " + std::to_string(runnable) +
                              ", skipped: " + std::to_string(43 - runnable)));
@@ -297,6 +298,8 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedJavaJson contracts") == 0);
   CHECK(predicted.count("evalrun does not run zx-bench's isolatedCsharpJson contracts") == 0);
   CHECK(predicted.count("needs the Docker image python:3.12-alpine") == 0);
+  CHECK(predicted.count("needs a Docker image (zx-bench runs 'project_repair' in a container)") ==
+        0);
 
   evalrun::MockConfig m;
   m.ttft_ms = 1;

@@ -1,0 +1,127 @@
+// Stand-ins for zx-bench's Docker images (graders/zxbench/image_stand_in.h).
+#include "graders/zxbench/image_stand_in.h"
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "graders/framework/answer.h"
+#include "plugins/sandbox.h"
+
+namespace evalrun::zx {
+namespace {
+
+using nlohmann::json;
+
+// The Alpine PATH: BusyBox's applets, the image's runtimes (positional arguments after the
+// command) and the coreutils Alpine's BusyBox has that Debian's build lacks, from the host.
+constexpr const char* kAlpinePrelude =
+    R"SH(cmd=$1
+shift
+d=/tmp/.zxbench-bin
+mkdir -p "$d" && busybox --install -s "$d" && ln -sf "$(command -v busybox)" "$d/busybox" || exit 125
+for p in "$@" comm install split nohup nice cksum pgrep pkill flock base32 sum tsort; do
+  [ -e "$d/$p" ] || { q=$(command -v "$p") && ln -s "$q" "$d/$p"; }
+done
+[ -e "$d/python3" ] && ln -sf "$d/python3" "$d/python"
+PATH=$d
+export PATH GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0=/workspace
+exec sh -c "$cmd"
+)SH";
+
+std::string ProgramVersion(const Sandbox& sandbox, const std::string& program) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> cache;
+  const std::string path = FindSandboxProgram(program);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = cache.find(path); it != cache.end()) return it->second;
+  }
+  std::string text;
+  if (program == "sh") {  // no --version: name what it is
+    std::error_code ec;
+    text = std::filesystem::canonical(path, ec).string();
+  } else {
+    SandboxRun run;
+    run.argv = program == "busybox" ? std::vector<std::string>{"busybox"}
+                                    : std::vector<std::string>{program, "--version"};
+    run.limits.wall_seconds = 10;
+    run.limits.memory_bytes = 4L << 30;  // node reserves address space up front
+    const SandboxResult r = sandbox.Run(run);
+    text = r.stdout_text.empty() ? r.stderr_text : r.stdout_text;
+    text = text.substr(0, text.find('\n'));
+  }
+  if (text.empty()) text = path;
+  const std::lock_guard<std::mutex> lock(mutex);
+  return cache.emplace(path, EvidenceText(text, 120)).first->second;
+}
+
+}  // namespace
+
+ImageStandIn StandInFor(const std::string& image) {
+  using Kind = ImageStandIn::Kind;
+  const std::pair<std::string, std::string> busybox = {"busybox", "busybox"};
+  if (image == "python:3.12-alpine") {
+    return {Kind::kAlpine, image, {busybox, {"python3", "python3"}}, {"python3"}};
+  }
+  if (image == "node:20-alpine") {
+    return {Kind::kAlpine, image, {busybox, {"node", "nodejs"}}, {"node"}};
+  }
+  if (image == "bash:5") return {Kind::kAlpine, image, {busybox, {"bash", "bash"}}, {"bash"}};
+  if (image == "gcc:13") {
+    return {Kind::kDebian,
+            image,
+            {{"sh", "dash"},
+             {"bash", "bash"},
+             {"python3", "python3"},
+             {"git", "git"},
+             {"gcc", "gcc"},
+             {"g++", "g++"},
+             {"make", "make"}},
+            {}};
+  }
+  return {Kind::kNone, image, {}, {}};
+}
+
+std::string StandInUnavailable(const ImageStandIn& stand_in) {
+  if (stand_in.kind == ImageStandIn::Kind::kNone) {
+    return "needs the Docker image " + stand_in.image + ": evalrun has no stand-in for it";
+  }
+  for (const auto& [program, package] : stand_in.programs) {
+    if (FindSandboxProgram(program).empty()) {
+      return program + " is not installed (Debian package " + package + "): it stands in for " +
+             stand_in.image;
+    }
+  }
+  return "";
+}
+
+std::vector<std::string> StandInShell(const ImageStandIn& stand_in, const std::string& command,
+                                      const std::vector<std::string>& env) {
+  std::vector<std::string> argv = {"env"};
+  argv.insert(argv.end(), env.begin(), env.end());
+  if (stand_in.kind == ImageStandIn::Kind::kAlpine) {
+    argv.insert(argv.end(), {"busybox", "sh", "-c", kAlpinePrelude, "sh", command});
+    argv.insert(argv.end(), stand_in.runtimes.begin(), stand_in.runtimes.end());
+    return argv;
+  }
+  argv.insert(argv.end(), {"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory",
+                           "GIT_CONFIG_VALUE_0=/workspace", "sh", "-lc", command});
+  return argv;
+}
+
+json StandInEvidence(const Sandbox& sandbox, const ImageStandIn& stand_in) {
+  json programs = json::object();
+  for (const auto& [program, package] : stand_in.programs) {
+    programs[program] = ProgramVersion(sandbox, program);
+  }
+  const bool alpine = stand_in.kind == ImageStandIn::Kind::kAlpine;
+  std::string userland = "the host's Debian userland";
+  if (alpine) {
+    userland = "BusyBox applets";
+    for (const std::string& r : stand_in.runtimes) userland += " and the host's " + r;
+  }
+  return {{"userland", userland}, {"programs", std::move(programs)}};
+}
+
+}  // namespace evalrun::zx

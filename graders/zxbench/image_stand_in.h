@@ -1,0 +1,50 @@
+#pragma once
+// What stands in for the Docker images zx-bench runs shell tasks and project tests in
+// (docs/zx-bench.md, "cli_command" and "project_repair"): the host's programs inside the
+// bubblewrap sandbox, arranged as the image arranges its own.
+//   Alpine images (python:3.12-alpine, node:20-alpine, bash:5): BusyBox's sh and applets alone
+//     on PATH (Debian's busybox), the image's own runtime from the host (python3, node, bash),
+//     and the few coreutils Alpine's BusyBox has and Debian's build lacks; nothing else.
+//   gcc:13 (Debian bookworm's userland): the host's own PATH: dash as sh, bash, coreutils, git,
+//     python3, gcc, g++, make.
+// Thread-safe.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace evalrun {
+
+class Sandbox;  // plugins/sandbox.h
+
+namespace zx {
+
+struct ImageStandIn {
+  enum class Kind { kNone, kAlpine, kDebian };
+  Kind kind = Kind::kNone;
+  std::string image;
+  // What must be installed, each with the Debian package that has it.
+  std::vector<std::pair<std::string, std::string>> programs;
+  // The image's own runtime, linked onto the Alpine PATH (python3, node, bash).
+  std::vector<std::string> runtimes;
+};
+
+// The stand-in for `image`; kind kNone for an image evalrun has none for.
+ImageStandIn StandInFor(const std::string& image);
+
+// Why the stand-in cannot run here ("" when it can): no stand-in for the image, or a program
+// the host lacks (naming its Debian package).
+std::string StandInUnavailable(const ImageStandIn& stand_in);
+
+// argv running `command` as the image's `sh -c` would (`sh -lc` on Debian), with `env`
+// ("NAME=value") added to the sandbox's environment.
+std::vector<std::string> StandInShell(const ImageStandIn& stand_in, const std::string& command,
+                                      const std::vector<std::string>& env = {});
+
+// For a grade's evidence: the userland and each program's version ("Python 3.11.2"), asked
+// once per program through `sandbox`.
+nlohmann::json StandInEvidence(const Sandbox& sandbox, const ImageStandIn& stand_in);
+
+}  // namespace zx
+}  // namespace evalrun

@@ -1,0 +1,728 @@
+// zx-bench's project_repair grader (the long_task_* entries of "program"), reproduced
+// (docs/zx-bench.md, "project_repair"). The entry carries a small project
+// (requirements.files), hidden test files and scripts; the model answers with whole files, each
+// under a heading that names its path. zx-bench writes the project, the model's files and the
+// hidden test files into a fresh container of the language's image per hidden test, runs the
+// test's script there, and scores five axes.
+//
+// Sources read: packages/core/src/evaluators/projectRepair.ts (projectRepairEvaluator 1.2.0, the
+// bank's graderVersion), patchParser.ts (parseFileBlocks) and harnessErrors.ts
+// (detectEnvironmentError) in suncityldp/zx-bench at 0bc6b5c7, and execution/containerRunner.ts
+// (runInContainer) in bboysky/ajubyte-model-lab at 22bb91d1.
+//
+// Each hidden test runs in its own bubblewrap sandbox over a fresh working copy at /workspace,
+// with a stand-in for the image (graders/zxbench/image_stand_in.h): no network, uid 65534, 256
+// processes, 120 s, 8 MiB of output. An image without a stand-in, a program the host lacks and
+// entries that need the network are skipped, naming why.
+//
+// Thread-safe; Run never throws.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/js_value.h"
+#include "graders/framework/answer.h"
+#include "graders/framework/grader.h"
+#include "graders/framework/regex.h"
+#include "graders/zxbench/common.h"
+#include "graders/zxbench/factories.h"
+#include "graders/zxbench/image_stand_in.h"
+#include "plugins/sandbox.h"
+
+namespace evalrun {
+namespace {
+
+using nlohmann::json;
+using js::JsRound;
+using js::JsTrim;
+using js::ToWellFormedUtf8;
+using zx::Member;
+
+constexpr std::string_view kName = "zxbench:project_repair";
+constexpr std::string_view kVersion = "1";
+constexpr std::string_view kZxEvaluator = "project_repair 1.2.0";
+constexpr double kTestSeconds = 120;           // runScript's timeout (180 s for SQL: no stand-in)
+constexpr size_t kOutputBytes = 8 << 20;       // runInContainer's maxOutputBytes
+constexpr size_t kEvidenceStream = 2000;       // EVIDENCE_STREAM_LIMIT
+
+// projectRepair.ts LANG_IMAGE: the image when requirements.image is not set.
+std::string ImageFor(const json& spec) {
+  const json& image = Member(Member(spec, "requirements"), "image");
+  if (image.is_string()) return image.get<std::string>();
+  std::string lang = Member(spec, "language").is_string() && !spec["language"].get<std::string>().empty()
+                         ? spec["language"].get<std::string>()
+                         : "python";
+  for (char& c : lang) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  static const std::map<std::string, std::string> kImages = {
+      {"python", "python:3.12-alpine"},
+      {"javascript", "node:20-alpine"},
+      {"typescript", "node:20-alpine"},
+      {"go", "golang:1.22-alpine"},
+      {"java", "maven:3.9-eclipse-temurin-17-alpine"},
+      {"rust", "rust:1-alpine"},
+      {"c", "gcc:13"},
+      {"cpp", "gcc:13"},
+      {"csharp", "mcr.microsoft.com/dotnet/sdk:8.0"},
+      {"php", "php:8.2-cli-alpine"},
+      {"bash", "bash:5"},
+      {"shell", "bash:5"},
+      {"sql", "postgres:15"}};
+  const auto it = kImages.find(lang);
+  return it == kImages.end() ? "python:3.12-alpine" : it->second;
+}
+
+// ---- The reply: patchParser.ts ------------------------------------------------------------------
+
+bool IsWord(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+bool HasJsSpace(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    if (js::IsJsSpace(js::NextCodePoint(s, i))) return true;
+  }
+  return false;
+}
+
+// normalizePath: backslashes to slashes, one leading "./" dropped, trimmed.
+std::string NormalizePath(std::string_view p) {
+  std::string out(p);
+  std::replace(out.begin(), out.end(), '\\', '/');
+  if (out.rfind("./", 0) == 0) out.erase(0, 2);
+  return std::string(JsTrim(out));
+}
+
+// /\.\w{1,12}$/
+bool HasExtension(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && n <= 12 && IsWord(s[s.size() - 1 - n])) ++n;
+  for (size_t k = 1; k <= std::min<size_t>(n, 12); ++k) {
+    if (s.size() > k && s[s.size() - 1 - k] == '.') return true;
+  }
+  return false;
+}
+
+bool LooksLikeFilePath(std::string_view s, bool had_file_label) {
+  if (s.empty()) return false;
+  if (HasJsSpace(s) && !had_file_label) return false;
+  if (HasExtension(s)) return true;
+  if (had_file_label) return true;
+  std::string lower(s);
+  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (std::string_view name :
+       {"makefile", "dockerfile", ".gitignore", ".dockerignore", "license", "readme", "rakefile",
+        "gemfile"}) {
+    if (lower == name) return true;
+  }
+  return false;
+}
+
+size_t SkipSpaces(std::string_view s, size_t i) {
+  while (i < s.size()) {
+    size_t next = i;
+    if (!js::IsJsSpace(js::NextCodePoint(s, next))) break;
+    i = next;
+  }
+  return i;
+}
+
+// /^(?:file|File|文件)\s*:\s*/i: the length of the label, or 0.
+size_t FileLabel(std::string_view h) {
+  for (std::string_view label : {"file", "文件"}) {
+    if (h.size() < label.size()) continue;
+    bool same = true;
+    for (size_t k = 0; k < label.size(); ++k) {
+      char c = h[k];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      same = same && c == label[k];
+    }
+    if (!same) continue;
+    const size_t p = SkipSpaces(h, label.size());
+    if (p < h.size() && h[p] == ':') return SkipSpaces(h, p + 1);
+  }
+  return 0;
+}
+
+// extractPathFromHeading.
+std::optional<std::string> PathFromHeading(std::string_view heading) {
+  std::string_view h = JsTrim(heading);
+  const bool had_file_label = FileLabel(h) > 0;
+  // /^\(?\d+[\.\)]\s*/
+  {
+    size_t p = 0;
+    if (p < h.size() && h[p] == '(') ++p;
+    const size_t digits = p;
+    while (p < h.size() && h[p] >= '0' && h[p] <= '9') ++p;
+    if (p > digits && p < h.size() && (h[p] == '.' || h[p] == ')')) h = h.substr(SkipSpaces(h, p + 1));
+  }
+  if (const size_t label = FileLabel(h); label > 0) h = h.substr(label);
+  h = JsTrim(h);
+  std::string path;
+  // /`([^`]+)`/: the first pair of backticks with something between them.
+  size_t open = h.find('`'), close = std::string_view::npos;
+  while (open != std::string_view::npos) {
+    close = h.find('`', open + 1);
+    if (close == std::string_view::npos || close > open + 1) break;
+    open = close;
+  }
+  if (open != std::string_view::npos && close != std::string_view::npos) {
+    path = std::string(JsTrim(h.substr(open + 1, close - open - 1)));
+  } else {
+    // h.split(/\s*(?:——|—+|--|：|:)\s*/)[0]: up to the first separator (white space before it
+    // is trimmed below).
+    size_t cut = h.size();
+    for (std::string_view sep : {"—", "--", "：", ":"}) {
+      const size_t at = h.find(sep);
+      if (at != std::string_view::npos) cut = std::min(cut, at);
+    }
+    std::string_view part = JsTrim(h.substr(0, cut));
+    // .replace(/^["'*]+|["'*]+$/g, '')
+    while (!part.empty() && (part.front() == '"' || part.front() == '\'' || part.front() == '*')) {
+      part.remove_prefix(1);
+    }
+    while (!part.empty() && (part.back() == '"' || part.back() == '\'' || part.back() == '*')) {
+      part.remove_suffix(1);
+    }
+    path = std::string(JsTrim(part));
+  }
+  if (path.empty() || !LooksLikeFilePath(path, had_file_label)) return std::nullopt;
+  return path;
+}
+
+std::vector<std::string_view> SplitLines(std::string_view s) {
+  std::vector<std::string_view> out;
+  size_t begin = 0;
+  while (true) {
+    const size_t nl = s.find('\n', begin);
+    out.push_back(s.substr(begin, nl == std::string_view::npos ? std::string_view::npos
+                                                               : nl - begin));
+    if (nl == std::string_view::npos) return out;
+    begin = nl + 1;
+  }
+}
+
+// /```[\w+-]*\s*\n([\s\S]*?)```/ from `from`: the body and where the match ends.
+std::optional<std::pair<std::string_view, size_t>> FirstBlock(std::string_view s, size_t from) {
+  for (size_t i = s.find("```", from); i != std::string_view::npos; i = s.find("```", i + 1)) {
+    size_t p = i + 3;
+    while (p < s.size() && (IsWord(s[p]) || s[p] == '+' || s[p] == '-')) ++p;
+    // \s*\n: white space holding a line feed; the body starts after its last one. ([\w+-]* is
+    // greedy and \s never matches a word character, so no other split can succeed.)
+    size_t newline = std::string_view::npos;
+    while (p < s.size()) {
+      size_t next = p;
+      const char32_t c = js::NextCodePoint(s, next);
+      if (!js::IsJsSpace(c)) break;
+      if (c == '\n') newline = next;
+      p = next;
+    }
+    if (newline == std::string_view::npos) continue;
+    const size_t end = s.find("```", newline);
+    if (end == std::string_view::npos) continue;
+    return std::make_pair(s.substr(newline, end - newline), end + 3);
+  }
+  return std::nullopt;
+}
+
+std::string DropOneTrailingNewline(std::string_view s) {  // .replace(/\n$/, '')
+  if (!s.empty() && s.back() == '\n') s.remove_suffix(1);
+  return std::string(s);
+}
+
+// parseFileBlocks: path -> whole content, in the order found.
+std::vector<std::pair<std::string, std::string>> ParseFileBlocks(std::string_view output) {
+  std::vector<std::pair<std::string, std::string>> result;
+  const auto has = [&](const std::string& path) {
+    return std::any_of(result.begin(), result.end(), [&](const auto& r) { return r.first == path; });
+  };
+  struct Chunk {
+    std::string heading;
+    std::string body;
+  };
+  std::vector<Chunk> chunks;
+  std::optional<Chunk> cur;
+  bool in_fence = false;
+  const auto append = [&](std::string_view line) {
+    if (!cur) return;
+    if (!cur->body.empty()) cur->body += '\n';
+    cur->body.append(line);
+  };
+  for (std::string_view line : SplitLines(output)) {
+    if (line.substr(SkipSpaces(line, 0), 3) == "```") {  // /^\s*```/
+      in_fence = !in_fence;
+      append(line);
+      continue;
+    }
+    if (!in_fence) {  // /^(#{1,6})\s+(.+)$/
+      size_t hashes = 0;
+      while (hashes < line.size() && hashes < 7 && line[hashes] == '#') ++hashes;
+      if (hashes >= 1 && hashes <= 6) {
+        size_t text = SkipSpaces(line, hashes);
+        // \s+ gives one white space character back when nothing else follows.
+        if (text == line.size() && text >= hashes + 2 && line[text - 1] == ' ') --text;
+        // (.+)$: at least one character, none a line terminator ('.' refuses \r, U+2028/9).
+        const std::string_view rest = line.substr(std::min(text, line.size()));
+        if (text > hashes && !rest.empty() && rest.find('\r') == std::string_view::npos &&
+            rest.find("\xE2\x80\xA8") == std::string_view::npos &&
+            rest.find("\xE2\x80\xA9") == std::string_view::npos) {
+          if (cur) chunks.push_back(std::move(*cur));
+          cur = Chunk{std::string(rest), ""};
+          continue;
+        }
+      }
+    }
+    append(line);
+  }
+  if (cur) chunks.push_back(std::move(*cur));
+  for (const Chunk& chunk : chunks) {
+    const auto path = PathFromHeading(chunk.heading);
+    if (!path || has(*path)) continue;
+    if (const auto block = FirstBlock(chunk.body, 0)) {
+      result.emplace_back(*path, DropOneTrailingNewline(block->first));
+    }
+  }
+  // Blocks whose first non-empty line is `# <path.ext>` alone.
+  for (size_t from = 0;;) {
+    const auto block = FirstBlock(output, from);
+    if (!block) break;
+    from = block->second;
+    const std::vector<std::string_view> lines = SplitLines(block->first);
+    const auto first = std::find_if(lines.begin(), lines.end(),
+                                    [](std::string_view l) { return !JsTrim(l).empty(); });
+    if (first == lines.end()) continue;
+    // /^\s*#\s+([\w./\-]+\.\w{1,12})\s*$/
+    std::string_view l = *first;
+    size_t p = SkipSpaces(l, 0);
+    if (p >= l.size() || l[p] != '#') continue;
+    const size_t name_at = SkipSpaces(l, p + 1);
+    if (name_at == p + 1) continue;
+    size_t q = name_at;
+    while (q < l.size() && (IsWord(l[q]) || l[q] == '.' || l[q] == '/' || l[q] == '-')) ++q;
+    if (SkipSpaces(l, q) != l.size()) continue;
+    std::string_view name = l.substr(name_at, q - name_at);
+    // [\w./\-]+\.\w{1,12}: the extension's dot is not the name's first character.
+    const size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos || dot == 0 || !HasExtension(name)) continue;
+    const std::string fpath(name);
+    if (has(fpath) || !LooksLikeFilePath(fpath, false)) continue;
+    // arr.slice(idx + 1).join('\n').replace(/^\n+/, '')
+    std::string body;
+    for (auto it = first + 1; it != lines.end(); ++it) {
+      if (it != first + 1) body += '\n';
+      body.append(*it);
+    }
+    body.erase(0, body.find_first_not_of('\n') == std::string::npos ? body.size()
+                                                                    : body.find_first_not_of('\n'));
+    result.emplace_back(fpath, DropOneTrailingNewline(body));
+  }
+  return result;
+}
+
+// buildWorkspaceFiles: a Map keyed by path in insertion order: the project under its own paths,
+// then the model's files and the hidden test files, each replacing the entry whose path has the
+// same normal form, else added.
+std::vector<std::pair<std::string, std::string>> WorkspaceFiles(
+    const json& initial, const std::vector<std::pair<std::string, std::string>>& replacements,
+    const json& hidden) {
+  std::vector<std::pair<std::string, std::string>> files;
+  std::map<std::string, size_t> by_key;         // map key -> position
+  std::map<std::string, std::string> by_normal;  // normalizePath -> map key
+  const auto set = [&](const std::string& key, const std::string& content) {
+    if (const auto it = by_key.find(key); it != by_key.end()) {
+      files[it->second].second = content;
+    } else {
+      by_key.emplace(key, files.size());
+      files.emplace_back(key, content);
+    }
+  };
+  for (const json& f : initial) {
+    const std::string path = f["path"].get<std::string>();
+    set(path, f["content"].get<std::string>());
+    by_normal[NormalizePath(path)] = path;
+  }
+  const auto replace = [&](const std::string& path, const std::string& content) {
+    const std::string n = NormalizePath(path);
+    if (const auto it = by_normal.find(n); it != by_normal.end()) {
+      set(it->second, content);
+    } else {
+      set(path, content);
+      by_normal.emplace(n, path);
+    }
+  };
+  for (const auto& [path, content] : replacements) replace(path, content);
+  for (const json& f : hidden) replace(f["path"].get<std::string>(), f["content"].get<std::string>());
+  return files;
+}
+
+// containerFilePath: the relative path a file is written at, or nullopt when zx-bench refuses it
+// (empty, NUL, ':', absolute, "..", a Windows device name, a part ending in '.' or ' ', or the
+// workspace itself).
+std::optional<std::string> ContainerPath(const std::string& path) {
+  std::string normal = path;
+  std::replace(normal.begin(), normal.end(), '\\', '/');
+  if (normal.empty() || normal.find('\0') != std::string::npos ||
+      normal.find(':') != std::string::npos || normal[0] == '/') {
+    return std::nullopt;
+  }
+  std::vector<std::string> parts;
+  size_t begin = 0;
+  while (begin <= normal.size()) {
+    size_t end = normal.find('/', begin);
+    if (end == std::string::npos) end = normal.size();
+    const std::string part = normal.substr(begin, end - begin);
+    std::string lower = part;
+    for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    const std::string stem = lower.substr(0, lower.find('.'));
+    const bool device = stem == "con" || stem == "prn" || stem == "aux" || stem == "nul" ||
+                        ((stem.size() == 4) && (stem.rfind("com", 0) == 0 || stem.rfind("lpt", 0) == 0) &&
+                         stem[3] >= '1' && stem[3] <= '9');
+    if (part == ".." || device ||
+        (part != "." && !part.empty() && (part.back() == '.' || part.back() == ' '))) {
+      return std::nullopt;
+    }
+    if (!part.empty() && part != ".") parts.push_back(part);
+    begin = end + 1;
+  }
+  if (parts.empty()) return std::nullopt;
+  std::string out;
+  for (const std::string& part : parts) out += (out.empty() ? "" : "/") + part;
+  return out;
+}
+
+// ---- Running the hidden tests -------------------------------------------------------------------
+
+// harnessErrors.ts ENV_ERROR_PATTERNS: the reason when the output shows a harness failure.
+std::optional<std::string> EnvironmentError(const std::string& text) {
+  static const std::vector<std::pair<std::string, std::string>> kPatterns = {
+      {"cannot create directory\\s*['\"`\\u2018\\u2019]?\\/root['\"`\\u2018\\u2019]?\\s*:\\s*"
+       "permission denied",
+       "container HOME=/root unwritable for non-root user"},
+      {"an issue was encountered verifying workloads",
+       "dotnet workload verification failed (network disabled)"},
+      {"cannot connect to the docker daemon", "docker daemon unreachable"},
+      {"error response from daemon", "docker daemon error"},
+      {"oci runtime (?:exec|create|start) failed", "OCI runtime failure"},
+      {"no space left on device", "disk full (container/image)"},
+      {"eacces:\\s*permission denied", "EACCES permission denied"}};
+  for (const auto& [pattern, reason] : kPatterns) {
+    if (Regex::CompileJavaScript(pattern, "i")->Match(text, false) == Regex::Result::kMatch) {
+      return reason;
+    }
+  }
+  return std::nullopt;
+}
+
+struct TestRun {
+  std::string description;
+  SandboxResult result;
+  bool output_limit_exceeded = false;
+  bool passed() const {
+    return result.exit_code == 0 && !result.timed_out && !output_limit_exceeded;
+  }
+};
+
+// runScript: a fresh workspace with every file (0755 when it starts with "#!"), `sh -c script`.
+TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
+                const std::vector<std::pair<std::string, std::string>>& files,
+                const std::string& description, const std::string& script) {
+  namespace fs = std::filesystem;
+  TestRun run{description, {}, false};
+  ScratchDirectory dir;
+  if (dir.path().empty()) {
+    run.result.exit_code = 127;
+    run.result.stderr_text = "evalrun: cannot create a working copy";
+    return run;
+  }
+  for (const auto& [path, content] : files) {
+    const fs::path target = fs::path(dir.path()) / path;
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    std::ofstream(target, std::ios::binary) << content;
+    chmod(target.c_str(), content.rfind("#!", 0) == 0 ? 0755 : 0644);
+  }
+  const bool node = std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), "node") !=
+                    stand_in.runtimes.end();
+  std::vector<std::string> env = {"HOME=/tmp", "MAVEN_CONFIG=/tmp/.m2"};
+  // The container's 512 MB: V8 reserves address space up front, so its heap is capped instead.
+  if (node) env.push_back("NODE_OPTIONS=--max-old-space-size=512");
+  SandboxRun request;
+  request.workspace = dir.path();
+  request.work_path = "/workspace";
+  request.argv = zx::StandInShell(stand_in, script, env);
+  request.limits.wall_seconds = kTestSeconds;
+  request.limits.cpu_seconds = kTestSeconds;
+  request.limits.memory_bytes = node ? 4L << 30 : 1L << 30;
+  request.limits.max_processes = 256;
+  request.limits.max_file_bytes = 256L << 20;
+  request.limits.max_output_bytes = kOutputBytes + 1;
+  run.result = sandbox.Run(request);
+  run.output_limit_exceeded = run.result.stdout_text.size() > kOutputBytes ||
+                              run.result.stderr_text.size() > kOutputBytes;
+  return run;
+}
+
+json TestEvidence(const TestRun& t) {
+  const auto clip = [](const std::string& s) { return EvidenceText(s, kEvidenceStream); };
+  return {{"description", t.description},
+          {"passed", t.passed()},
+          {"exit_code", t.result.exit_code},
+          {"timed_out", t.result.timed_out},
+          {"output_limit_exceeded", t.output_limit_exceeded},
+          {"wall_seconds", t.result.wall_seconds},
+          {"stdout", clip(t.result.stdout_text)},
+          {"stderr", clip(t.result.stderr_text)}};
+}
+
+// ---- The entry ----------------------------------------------------------------------------------
+
+bool FileList(const json& v) {
+  if (v.is_null()) return true;
+  if (!v.is_array()) return false;
+  return std::all_of(v.begin(), v.end(), [](const json& f) {
+    return f.is_object() && Member(f, "path").is_string() && Member(f, "content").is_string();
+  });
+}
+
+std::string UnrunnableEntry(const json& spec) {
+  const json& req = Member(spec, "requirements");
+  for (const char* key : {"files", "hiddenTestFiles"}) {
+    if (!FileList(Member(req, key))) {
+      return std::string("zx-bench cannot run this entry: requirements.") + key +
+             " is not a list of {path, content} strings";
+    }
+    for (const json& f : Member(req, key).is_array() ? req[key] : json::array()) {
+      if (!ContainerPath(f["path"].get<std::string>())) {
+        return "zx-bench cannot run this entry: it refuses the workspace path '" +
+               f["path"].get<std::string>() + "'";
+      }
+    }
+  }
+  const json& tests = Member(req, "hiddenTests");
+  if (!tests.is_null() && !tests.is_array()) {
+    return "zx-bench cannot run this entry: requirements.hiddenTests is not a list";
+  }
+  for (const json& t : tests.is_array() ? tests : json::array()) {
+    if (!t.is_object() || (!Member(t, "script").is_null() && !Member(t, "script").is_string())) {
+      return "zx-bench cannot run this entry: a hidden test is not {description, script}";
+    }
+  }
+  if (Member(Member(req, "executionPolicy"), "network") == "required") {
+    return "needs the network (requirements.executionPolicy.network: required), which evalrun's "
+           "sandbox never opens";
+  }
+  const json& weights = Member(Member(spec, "scoring"), "weights");
+  if (!weights.is_null() &&
+      (!weights.is_object() ||
+       !std::all_of(weights.begin(), weights.end(), [](const json& w) { return w.is_number(); }))) {
+    return "zx-bench cannot score this entry: scoring.weights is not an object of numbers";
+  }
+  return zx::StandInUnavailable(zx::StandInFor(ImageFor(spec)));
+}
+
+Grade Status(GradeStatus status, std::string reason, json evidence = json::object()) {
+  Grade grade;
+  grade.status = status;
+  grade.reason = std::move(reason);
+  grade.evidence = std::move(evidence);
+  return grade;
+}
+
+std::string Joined(const json& files) {
+  std::string out;
+  bool first = true;
+  for (const json& f : files) {
+    if (!first) out += '\n';
+    out += f["content"].get<std::string>();
+    first = false;
+  }
+  return out;
+}
+
+class ZxProjectRepairGrader final : public Grader {
+ public:
+  std::string_view name() const override { return kName; }
+  std::string_view version() const override { return kVersion; }
+  std::string_view description() const override {
+    return "zx-bench project_repair: writes the model's files over the entry's project, runs "
+           "each hidden test in the sandbox with a stand-in for its image, and scores the five "
+           "axes as zx-bench does";
+  }
+
+  void CheckSpec(const json& spec, const SourceLocation& where) const override {
+    const std::string prefix = where.ToString() + ": " + std::string(kName) + ": ";
+    if (!spec.is_object()) {
+      throw Error(prefix + "the spec must be the zx-bench entry (a JSON object)");
+    }
+    const json& requirements = Member(spec, "requirements");
+    if (!requirements.is_null() && !requirements.is_object()) {
+      throw Error(prefix + "'requirements' must be an object (files, hiddenTestFiles, "
+                           "hiddenTests)");
+    }
+  }
+
+  std::string Unrunnable(const json& spec) const override {
+    return spec.is_object() ? UnrunnableEntry(spec) : std::string();
+  }
+
+  Grade Run(const json& spec, const Answer& answer, const GradeContext& context) const override {
+    try {
+      return Evaluate(spec, answer, context);
+    } catch (const std::exception& e) {  // not reachable by any output; kept so Run never throws
+      return Status(GradeStatus::kEnvError,
+                    std::string("project_repair grader failed: ") + e.what());
+    }
+  }
+
+ private:
+  static Grade Evaluate(const json& spec, const Answer& answer, const GradeContext& context) {
+    const std::string output = ToWellFormedUtf8(answer.text);
+    if (JsTrim(output).empty()) return Status(GradeStatus::kNoAnswer, "empty output");
+    if (std::string why = UnrunnableEntry(spec); !why.empty()) {
+      return Status(GradeStatus::kSkipped, why);
+    }
+    const Sandbox* sandbox = context.sandbox;
+    if (sandbox == nullptr || !sandbox->relocates()) {
+      return Status(GradeStatus::kSkipped,
+                    "project_repair tests run at /workspace, which needs the bubblewrap sandbox "
+                    "(install bubblewrap; --unsafe-no-sandbox cannot stand in)");
+    }
+    if (auto why = sandbox->Unavailable()) return Status(GradeStatus::kSkipped, *why);
+
+    const json& req = spec["requirements"];
+    const json initial = Member(req, "files").is_array() ? req["files"] : json::array();
+    const json hidden_files =
+        Member(req, "hiddenTestFiles").is_array() ? req["hiddenTestFiles"] : json::array();
+    const json tests = Member(req, "hiddenTests").is_array() ? req["hiddenTests"] : json::array();
+    const std::string image = ImageFor(spec);
+    const zx::ImageStandIn stand_in = zx::StandInFor(image);
+
+    std::map<std::string, int> axes;
+    const auto replacements = ParseFileBlocks(output);
+    axes["output_completeness"] = replacements.empty() ? 0 : 100;
+    json evidence = {{"image", image},
+                     {"stand_in", zx::StandInEvidence(*sandbox, stand_in)},
+                     {"sandbox", sandbox->Describe()},
+                     {"truncated", answer.truncated}};
+    json parsed = json::array();
+    for (const auto& [path, content] : replacements) parsed.push_back(path);
+    evidence["files_replaced"] = parsed;
+
+    // The workspace as written: each path as the container writes it, refused ones named.
+    std::vector<std::pair<std::string, std::string>> files;
+    std::optional<std::string> refused;
+    std::set<std::string> seen;
+    for (const auto& [path, content] : WorkspaceFiles(initial, replacements, hidden_files)) {
+      const auto at = ContainerPath(path);
+      if (!at) {
+        refused = "the workspace path '" + path + "' is refused";
+      } else if (!seen.insert(*at).second) {
+        refused = "two files are written at '" + *at + "'";
+      } else {
+        files.emplace_back(*at, content);
+      }
+    }
+
+    json runs = json::array();
+    int passed = 0, ran = 0;
+    std::optional<std::string> env_error;
+    if (refused) {
+      // zx-bench's runInContainer throws here before any test runs; nothing runs here either.
+      evidence["refused"] = *refused;
+    } else {
+      for (const json& t : tests) {
+        const json& script = Member(t, "script");
+        if (!script.is_string() || JsTrim(script.get<std::string>()).empty()) continue;
+        const std::string description =
+            Member(t, "description").is_string() ? t["description"].get<std::string>() : "";
+        const TestRun r = RunTest(*sandbox, stand_in, files, description, script.get<std::string>());
+        ++ran;
+        passed += r.passed() ? 1 : 0;
+        runs.push_back(TestEvidence(r));
+        if (auto why = EnvironmentError(r.result.stdout_text + "\n" + r.result.stderr_text)) {
+          env_error = *why;
+          break;
+        }
+      }
+    }
+    evidence["hidden_tests"] = runs;
+    if (env_error) {
+      return Status(GradeStatus::kEnvError,
+                    "the test environment failed (" + *env_error + "): zx-bench isolates such "
+                    "entries as not the model's fault",
+                    std::move(evidence));
+    }
+    axes["test_pass"] = ran > 0 ? JsRound(100.0 * passed / ran) : 0;
+
+    if (const json& fn = Member(req, "functionName"); fn.is_string() && !fn.get<std::string>().empty()) {
+      const std::string name = fn.get<std::string>();
+      const std::string initial_text = Joined(initial);
+      std::string replaced;
+      for (size_t i = 0; i < replacements.size(); ++i) {
+        replaced += (i ? "\n" : "") + replacements[i].second;
+      }
+      const bool had = initial_text.find(name) != std::string::npos;
+      const bool still = (initial_text + "\n" + replaced).find(name) != std::string::npos;
+      axes["api_stability"] = had && still ? 100 : still ? 50 : 0;
+    }
+    if (const json& keywords = Member(req, "explanationKeywords");
+        keywords.is_array() && !keywords.empty()) {
+      int hit = 0;
+      for (const json& k : keywords) {
+        hit += k.is_string() && output.find(k.get<std::string>()) != std::string::npos ? 1 : 0;
+      }
+      axes["static_signals"] = JsRound(100.0 * hit / static_cast<double>(keywords.size()));
+    }
+    const int changed = static_cast<int>(replacements.size());
+    const int initial_count = static_cast<int>(initial.size());
+    axes["scope_discipline"] =
+        changed <= initial_count ? 100 : std::max(0, 100 - (changed - initial_count) * 20);
+
+    static const std::map<std::string, double> kDefaults = {{"test_pass", .25},
+                                                            {"api_stability", .15},
+                                                            {"static_signals", .30},
+                                                            {"output_completeness", .15},
+                                                            {"scope_discipline", .15}};
+    const json& weights_value = Member(Member(spec, "scoring"), "weights");
+    std::map<std::string, double> weights = kDefaults;
+    if (weights_value.is_object() && !weights_value.empty()) {
+      weights.clear();
+      for (const auto& [axis, w] : weights_value.items()) weights[axis] = w.get<double>();
+    }
+    double sum = 0, wsum = 0;
+    for (const auto& [axis, w] : weights) {
+      const auto it = axes.find(axis);
+      if (it == axes.end()) continue;
+      sum += it->second * w;
+      wsum += w;
+    }
+    const int total = wsum > 0 ? JsRound(sum / wsum) : 0;
+    json axis_json = json::object();
+    for (const auto& [axis, score] : axes) axis_json[axis] = score;
+    evidence["zx_axes"] = axis_json;
+    evidence["tests_passed"] = passed;
+    evidence["tests_total"] = ran;
+    std::string reason = std::to_string(passed) + "/" + std::to_string(ran) +
+                         " hidden tests pass, " + std::to_string(replacements.size()) +
+                         " file(s) replaced";
+    if (refused) reason += ", nothing ran: " + *refused;
+    return zx::ZxGrade(total, std::move(evidence), std::move(reason), kZxEvaluator);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Grader> MakeZxProjectRepairGrader() {
+  return std::make_unique<ZxProjectRepairGrader>();
+}
+
+}  // namespace evalrun
