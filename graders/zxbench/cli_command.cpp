@@ -18,8 +18,8 @@
 // started is gone, with the same uid and permissions the script had. The image is stood in for
 // (graders/zxbench/image_stand_in.h: BusyBox and the host's python3 for python:3.12-alpine, the
 // host's Debian userland for gcc:13). Any other image is skipped, naming it; a stand-in whose
-// programs the host lacks is skipped,
-// naming the Debian package. The image, its pinned ID and what stood in for it are in the grade.
+// programs the host lacks is skipped, naming the Debian package. The image, its pinned ID and
+// what stood in for it are in the grade.
 //
 // Entries without executionCases are scored from the reply on zx-bench's keyword axes
 // (graders/zxbench/cli_text.h); nothing runs for them.
