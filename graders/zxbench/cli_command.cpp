@@ -696,14 +696,6 @@ class CaseRunner {
   bool rubric_;
 };
 
-Grade Status(GradeStatus status, std::string reason, json evidence = json::object()) {
-  Grade grade;
-  grade.status = status;
-  grade.reason = std::move(reason);
-  grade.evidence = std::move(evidence);
-  return grade;
-}
-
 class ZxCliCommandGrader final : public Grader {
  public:
   std::string_view name() const override { return kName; }
@@ -734,7 +726,7 @@ class ZxCliCommandGrader final : public Grader {
     try {
       return Evaluate(spec, answer, context);
     } catch (const std::exception& e) {  // not reachable by any output; kept so Run never throws
-      return Status(GradeStatus::kEnvError, std::string("cli_command grader failed: ") + e.what());
+      return zx::StatusGrade(GradeStatus::kEnvError, std::string("cli_command grader failed: ") + e.what());
     }
   }
 
@@ -757,19 +749,19 @@ class ZxCliCommandGrader final : public Grader {
 
   static Grade Evaluate(const json& spec, const Answer& answer, const GradeContext& context) {
     const std::string output = ToWellFormedUtf8(answer.text);
-    if (JsTrim(output).empty()) return Status(GradeStatus::kNoAnswer, "empty output");
+    if (JsTrim(output).empty()) return zx::StatusGrade(GradeStatus::kNoAnswer, "empty output");
     if (std::string why = UnrunnableEntry(spec); !why.empty()) {
-      return Status(GradeStatus::kSkipped, why);
+      return zx::StatusGrade(GradeStatus::kSkipped, why);
     }
     const json& cases_value = Member(Member(spec, "requirements"), "executionCases");
     if (!cases_value.is_array() || cases_value.empty()) return KeywordGrade(spec, output, answer);
     const Sandbox* sandbox = context.sandbox;
     if (sandbox == nullptr || !sandbox->relocates()) {
-      return Status(GradeStatus::kSkipped,
+      return zx::StatusGrade(GradeStatus::kSkipped,
                     "cli_command scripts run at /workspace, which needs the bubblewrap sandbox "
                     "(install bubblewrap; --unsafe-no-sandbox cannot stand in)");
     }
-    if (auto why = sandbox->Unavailable()) return Status(GradeStatus::kSkipped, *why);
+    if (auto why = sandbox->Unavailable()) return zx::StatusGrade(GradeStatus::kSkipped, *why);
 
     const json& requirements = spec["requirements"];
     const std::string image = ImageName(requirements);
@@ -799,7 +791,7 @@ class ZxCliCommandGrader final : public Grader {
       evidence["sandbox_runs"] = runs;
       if (outcome.setup_error || outcome.check_error) {
         evidence["case"] = i + 1;
-        return Status(GradeStatus::kEnvError,
+        return zx::StatusGrade(GradeStatus::kEnvError,
                       "case " + std::to_string(i + 1) + ": " +
                           (outcome.setup_error ? *outcome.setup_error : *outcome.check_error),
                       std::move(evidence));

@@ -179,20 +179,6 @@ bool LooksExecutableLine(std::string_view line) {
   return false;
 }
 
-std::string NormalizeNewlines(std::string_view text) {  // .replace(/\r\n?/g, '\n')
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\r') {
-      out += '\n';
-      if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
 std::vector<std::string_view> Lines(std::string_view text) {  // .split('\n')
   std::vector<std::string_view> out;
   size_t begin = 0;

@@ -1761,14 +1761,6 @@ Grade NoBugGrade(const json& spec, const std::string& output) {
 
 // ---- The grader ---------------------------------------------------------------------------------
 
-Grade Status(GradeStatus status, std::string reason, json evidence = json::object()) {
-  Grade grade;
-  grade.status = status;
-  grade.reason = std::move(reason);
-  grade.evidence = std::move(evidence);
-  return grade;
-}
-
 json RunEvidence(const SandboxResult& r, size_t output_limit = kObservationBytes) {
   return {{"exit_code", r.exit_code},
           {"timed_out", r.timed_out},
@@ -1844,25 +1836,25 @@ class ZxCodeRepairGrader final : public Grader {
     try {
       return Evaluate(spec, answer, context);
     } catch (const std::exception& e) {  // not reachable by any output; kept so Run never throws
-      return Status(GradeStatus::kEnvError, std::string("code_repair grader failed: ") + e.what());
+      return zx::StatusGrade(GradeStatus::kEnvError, std::string("code_repair grader failed: ") + e.what());
     }
   }
 
  private:
   static Grade Evaluate(const json& spec, const Answer& answer, const GradeContext& context) {
     const std::string output = ToWellFormedUtf8(answer.text);
-    if (JsTrim(output).empty()) return Status(GradeStatus::kNoAnswer, "empty output");
+    if (JsTrim(output).empty()) return zx::StatusGrade(GradeStatus::kNoAnswer, "empty output");
     if (Member(spec, "expectedVerdict") == "no_bug") return NoBugGrade(spec, output);
 
     const std::string language = ScorerLanguage(spec);
     const Availability availability = CheckAvailability(spec, language);
     if (!availability.unmeasured.empty()) {
-      return Status(GradeStatus::kSkipped, "zx-bench leaves this entry unmeasured: " +
+      return zx::StatusGrade(GradeStatus::kSkipped, "zx-bench leaves this entry unmeasured: " +
                                                availability.unmeasured);
     }
 
     if (availability.contract == nullptr) {
-      return Status(GradeStatus::kSkipped, "evalrun does not run zx-bench's " +
+      return zx::StatusGrade(GradeStatus::kSkipped, "evalrun does not run zx-bench's " +
                                                availability.other_key + " contracts");
     }
     const json& function = Member(spec, "functionName");
@@ -1880,21 +1872,21 @@ class ZxCodeRepairGrader final : public Grader {
 
     const json& contract = *availability.contract;
     if (std::string why = UnrunnableContract(contract, language); !why.empty()) {
-      return Status(GradeStatus::kSkipped, why);
+      return zx::StatusGrade(GradeStatus::kSkipped, why);
     }
     const std::string protocol = contract["protocol"].get<std::string>();
 
     const Sandbox* sandbox = context.sandbox;
     if (sandbox == nullptr && context.unsafe_no_sandbox) sandbox = UnsafeFallback();
     if (sandbox == nullptr) {
-      return Status(GradeStatus::kSkipped,
+      return zx::StatusGrade(GradeStatus::kSkipped,
                     "no sandbox to run code in (install bubblewrap, or accept the risk with "
                     "--unsafe-no-sandbox)");
     }
-    if (auto why = sandbox->Unavailable()) return Status(GradeStatus::kSkipped, *why);
+    if (auto why = sandbox->Unavailable()) return zx::StatusGrade(GradeStatus::kSkipped, *why);
     const Runtime runtime = RuntimeFor(language, availability.kind, &contract);
     if (std::string why = MissingRuntime(runtime); !why.empty()) {
-      return Status(GradeStatus::kSkipped, why);
+      return zx::StatusGrade(GradeStatus::kSkipped, why);
     }
 
     std::string candidate = patch;
@@ -1919,7 +1911,7 @@ class ZxCodeRepairGrader final : public Grader {
                      {"patch", EvidenceText(patch, kEvidenceBytes)},
                      {"truncated", answer.truncated}};
     if (suite.infrastructure_error) {
-      return Status(GradeStatus::kEnvError,
+      return zx::StatusGrade(GradeStatus::kEnvError,
                     "the sandbox failed: " + OutputTail(*suite.infrastructure_error, 300),
                     std::move(evidence));
     }

@@ -35,4 +35,26 @@ Grade ZxGrade(int zx_score, nlohmann::json evidence, std::string reason,
   return grade;
 }
 
+Grade StatusGrade(GradeStatus status, std::string reason, nlohmann::json evidence) {
+  Grade grade;
+  grade.status = status;
+  grade.reason = std::move(reason);
+  grade.evidence = std::move(evidence);
+  return grade;
+}
+
+std::string NormalizeNewlines(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\r') {
+      out += '\n';
+      if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace evalrun::zx

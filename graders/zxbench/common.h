@@ -25,4 +25,12 @@ bool OneOf(const nlohmann::json& v, std::initializer_list<std::string_view> opti
 Grade ZxGrade(int zx_score, nlohmann::json evidence, std::string reason,
               std::string_view evaluator);
 
+// A grade that is no zx-bench score (skipped, no answer, an environment error): the status, the
+// reason and what was found so far.
+Grade StatusGrade(GradeStatus status, std::string reason,
+                  nlohmann::json evidence = nlohmann::json::object());
+
+// text.replace(/\r\n?/g, '\n'): every CRLF and lone CR as LF.
+std::string NormalizeNewlines(std::string_view text);
+
 }  // namespace evalrun::zx

@@ -64,6 +64,7 @@ using js::IsJsSpace;
 using js::JsRound;
 using js::JsTrim;
 using zx::Member;
+using zx::NormalizeNewlines;
 using js::NextCodePoint;
 using js::ToWellFormedUtf8;
 using zx::CompileFormat;
@@ -148,21 +149,6 @@ std::string JsLower(std::string_view s) {
       out += "i\xCC\x87";
     } else {
       AppendUtf8(out, LowerCodePoint(cp));
-    }
-  }
-  return out;
-}
-
-// text.replace(/\r\n?/g, '\n')
-std::string NormalizeNewlines(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\r') {
-      out += '\n';
-      if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
-    } else {
-      out += text[i];
     }
   }
   return out;

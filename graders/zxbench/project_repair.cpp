@@ -529,14 +529,6 @@ std::string UnrunnableEntry(const json& spec) {
   return zx::StandInUnavailable(zx::StandInFor(ImageFor(spec)));
 }
 
-Grade Status(GradeStatus status, std::string reason, json evidence = json::object()) {
-  Grade grade;
-  grade.status = status;
-  grade.reason = std::move(reason);
-  grade.evidence = std::move(evidence);
-  return grade;
-}
-
 std::string Joined(const json& files) {
   std::string out;
   bool first = true;
@@ -578,7 +570,7 @@ class ZxProjectRepairGrader final : public Grader {
     try {
       return Evaluate(spec, answer, context);
     } catch (const std::exception& e) {  // not reachable by any output; kept so Run never throws
-      return Status(GradeStatus::kEnvError,
+      return zx::StatusGrade(GradeStatus::kEnvError,
                     std::string("project_repair grader failed: ") + e.what());
     }
   }
@@ -586,17 +578,17 @@ class ZxProjectRepairGrader final : public Grader {
  private:
   static Grade Evaluate(const json& spec, const Answer& answer, const GradeContext& context) {
     const std::string output = ToWellFormedUtf8(answer.text);
-    if (JsTrim(output).empty()) return Status(GradeStatus::kNoAnswer, "empty output");
+    if (JsTrim(output).empty()) return zx::StatusGrade(GradeStatus::kNoAnswer, "empty output");
     if (std::string why = UnrunnableEntry(spec); !why.empty()) {
-      return Status(GradeStatus::kSkipped, why);
+      return zx::StatusGrade(GradeStatus::kSkipped, why);
     }
     const Sandbox* sandbox = context.sandbox;
     if (sandbox == nullptr || !sandbox->relocates()) {
-      return Status(GradeStatus::kSkipped,
+      return zx::StatusGrade(GradeStatus::kSkipped,
                     "project_repair tests run at /workspace, which needs the bubblewrap sandbox "
                     "(install bubblewrap; --unsafe-no-sandbox cannot stand in)");
     }
-    if (auto why = sandbox->Unavailable()) return Status(GradeStatus::kSkipped, *why);
+    if (auto why = sandbox->Unavailable()) return zx::StatusGrade(GradeStatus::kSkipped, *why);
 
     const json& req = spec["requirements"];
     const json initial = Member(req, "files").is_array() ? req["files"] : json::array();
@@ -656,7 +648,7 @@ class ZxProjectRepairGrader final : public Grader {
     }
     evidence["hidden_tests"] = runs;
     if (env_error) {
-      return Status(GradeStatus::kEnvError,
+      return zx::StatusGrade(GradeStatus::kEnvError,
                     "the test environment failed (" + *env_error + "): zx-bench isolates such "
                     "entries as not the model's fault",
                     std::move(evidence));
