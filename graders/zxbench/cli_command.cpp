@@ -45,6 +45,7 @@
 #include "graders/framework/grader.h"
 #include "graders/zxbench/cli_text.h"
 #include "graders/zxbench/common.h"
+#include "graders/zxbench/entry_grader.h"
 #include "graders/zxbench/factories.h"
 #include "graders/zxbench/image_stand_in.h"
 #include "graders/zxbench/js_regex.h"
@@ -53,10 +54,10 @@
 namespace evalrun {
 namespace {
 
-using nlohmann::json;
 using js::JsRound;
 using js::JsTrim;
 using js::ToWellFormedUtf8;
+using nlohmann::json;
 using zx::Member;
 
 constexpr std::string_view kName = "zxbench:cli_command";
@@ -113,8 +114,7 @@ std::string MalformedCase(const json& c, size_t i, bool rubric) {
       return where + ".files holds an entry without a string path and content";
     }
     if (!SafeWorkspacePath(f["path"].get<std::string>())) {
-      return where + ": zx-bench refuses the workspace path '" + f["path"].get<std::string>() +
-             "'";
+      return where + ": zx-bench refuses the workspace path '" + f["path"].get<std::string>() + "'";
     }
   }
   for (const char* key : {"setupCommands", "assertCommands", "absentFiles", "unchangedFiles",
@@ -156,8 +156,9 @@ std::string MalformedCase(const json& c, size_t i, bool rubric) {
       if (!cp.is_object() || !Member(cp, "id").is_string() ||
           !Member(cp, "assertCommand").is_string() || !zx::IsIntegral(Member(cp, "weight")) ||
           cp["weight"].get<double>() <= 0) {
-        return where + ": a checkpoint needs an id, a positive integer weight and an "
-                       "assertCommand";
+        return where +
+               ": a checkpoint needs an id, a positive integer weight and an "
+               "assertCommand";
       }
       ids.push_back(cp["id"].get<std::string>());
       total += cp["weight"].get<double>();
@@ -170,7 +171,7 @@ std::string MalformedCase(const json& c, size_t i, bool rubric) {
   return "";
 }
 
-std::string UnrunnableEntry(const json& spec) {
+std::string UnrunnableCli(const json& spec) {
   const json& requirements = Member(spec, "requirements");
   if (!Member(requirements, "executionShell").is_null()) {
     return "cli_command with requirements.executionShell (zx-bench's interactive shell "
@@ -337,7 +338,9 @@ std::string Base64Decode(std::string_view in) {
 class Session {
  public:
   Session(const Sandbox& sandbox, const zx::ImageStandIn& stand_in, const std::string& workspace)
-      : sandbox_(sandbox), stand_in_(stand_in), workspace_(workspace),
+      : sandbox_(sandbox),
+        stand_in_(stand_in),
+        workspace_(workspace),
         started_(std::chrono::steady_clock::now()) {}
 
   double remaining() const {
@@ -367,9 +370,8 @@ class Session {
                                   const std::vector<std::string>& hash, std::string* error) {
     SandboxRun run = NewRun(kCheckSeconds);
     run.argv = {"python3", "-I", "-c", kChecker};
-    run.stdin_text = json{{"read", read}, {"exists", exists}, {"hash", hash},
-                          {"limit", kOutputBytes}}
-                         .dump();
+    run.stdin_text =
+        json{{"read", read}, {"exists", exists}, {"hash", hash}, {"limit", kOutputBytes}}.dump();
     run.limits.max_output_bytes = 4 * kOutputBytes * (read.size() + 1);
     const SandboxResult r = sandbox_.Run(run);
     const json reply = json::parse(r.stdout_text, nullptr, false);
@@ -446,8 +448,8 @@ std::string TokenWhitespace(std::string_view text) {
   size_t begin = 0;
   while (true) {
     size_t nl = body.find('\n', begin);
-    std::string_view line = body.substr(begin, nl == std::string_view::npos ? body.size() - begin
-                                                                             : nl - begin);
+    std::string_view line =
+        body.substr(begin, nl == std::string_view::npos ? body.size() - begin : nl - begin);
     if (nl != std::string_view::npos && !line.empty() && line.back() == '\r') line.remove_suffix(1);
     line = JsTrim(line);
     bool in_space = false;
@@ -493,7 +495,10 @@ class CaseRunner {
  public:
   CaseRunner(const Sandbox& sandbox, const zx::ImageStandIn& stand_in, const std::string& script,
              const std::optional<std::string>& interpreter, bool rubric)
-      : sandbox_(sandbox), stand_in_(stand_in), script_(script), interpreter_(interpreter),
+      : sandbox_(sandbox),
+        stand_in_(stand_in),
+        script_(script),
+        interpreter_(interpreter),
         rubric_(rubric) {}
 
   CaseOutcome Run(const json& c) const {
@@ -531,8 +536,8 @@ class CaseRunner {
       finish(false);
     };
 
-    for (const json& setup : Member(c, "setupCommands").is_array() ? c["setupCommands"]
-                                                                     : json::array()) {
+    for (const json& setup :
+         Member(c, "setupCommands").is_array() ? c["setupCommands"] : json::array()) {
       const std::optional<Step> step = session.Exec(setup.get<std::string>());
       if (!step || !step->ok()) {
         out.setup_error = "the case's fixture setup failed: " +
@@ -544,10 +549,10 @@ class CaseRunner {
 
     std::optional<Step> executed;
     if (interpreter_) {
-      executed = session.Exec(
-          "cat > /tmp/zxbench-candidate.sh && " + *interpreter_ + " /tmp/zxbench-candidate.sh "
-          "</dev/null",
-          script_);
+      executed = session.Exec("cat > /tmp/zxbench-candidate.sh && " + *interpreter_ +
+                                  " /tmp/zxbench-candidate.sh "
+                                  "</dev/null",
+                              script_);
       if (!executed) return closed("its fixture setup (the case's 60 s ran out)");
     } else {  // an unsupported #! line: exit 126 without running, as zx-bench answers
       executed = Step{};
@@ -600,9 +605,8 @@ class CaseRunner {
     // With no assertion between them, the file checks and the hashes are one run.
     const bool hash_now = asserts.empty() && !rubric_;
     std::string error;
-    const auto first = session.Check(read, absent, hash_now ? protected_paths
-                                                            : std::vector<std::string>{},
-                                     &error);
+    const auto first = session.Check(
+        read, absent, hash_now ? protected_paths : std::vector<std::string>{}, &error);
     if (!first) {
       out.check_error = error;
       return;
@@ -681,8 +685,8 @@ class CaseRunner {
         return;
       }
       for (size_t i = 0; i < protected_paths.size(); ++i) {
-        out.safety_kept = out.safety_kept && digests[i] &&
-                          *digests[i] == Sha256Hex(*protected_content[i]);
+        out.safety_kept =
+            out.safety_kept && digests[i] && *digests[i] == Sha256Hex(*protected_content[i]);
       }
       out.evidence["safety_preserved"] = out.safety_kept;
     }
@@ -696,38 +700,14 @@ class CaseRunner {
   bool rubric_;
 };
 
-class ZxCliCommandGrader final : public Grader {
+class ZxCliCommandGrader final : public zx::EntryGrader {
  public:
-  std::string_view name() const override { return kName; }
+  ZxCliCommandGrader() : EntryGrader(kName, "requirements.executionCases holds the cases") {}
   std::string_view version() const override { return kVersion; }
   std::string_view description() const override {
     return "zx-bench cli_command (executionCases): runs the model's shell script on each case's "
            "files at /workspace in the sandbox, with a stand-in for the entry's image, and "
            "checks the end state as zx-bench does";
-  }
-
-  void CheckSpec(const json& spec, const SourceLocation& where) const override {
-    const std::string prefix = where.ToString() + ": " + std::string(kName) + ": ";
-    if (!spec.is_object()) {
-      throw Error(prefix + "the spec must be the zx-bench entry (a JSON object)");
-    }
-    const json& requirements = Member(spec, "requirements");
-    if (!requirements.is_null() && !requirements.is_object()) {
-      throw Error(prefix + "'requirements' must be an object (requirements.executionCases "
-                           "holds the cases)");
-    }
-  }
-
-  std::string Unrunnable(const json& spec) const override {
-    return spec.is_object() ? UnrunnableEntry(spec) : std::string();
-  }
-
-  Grade Run(const json& spec, const Answer& answer, const GradeContext& context) const override {
-    try {
-      return Evaluate(spec, answer, context);
-    } catch (const std::exception& e) {  // not reachable by any output; kept so Run never throws
-      return zx::StatusGrade(GradeStatus::kEnvError, std::string("cli_command grader failed: ") + e.what());
-    }
   }
 
  private:
@@ -747,21 +727,20 @@ class ZxCliCommandGrader final : public Grader {
     return zx::ZxGrade(scored.score, std::move(evidence), std::move(reason), kZxEvaluator);
   }
 
-  static Grade Evaluate(const json& spec, const Answer& answer, const GradeContext& context) {
+  std::string UnrunnableEntry(const json& entry) const override { return UnrunnableCli(entry); }
+
+  Grade Evaluate(const json& spec, const Answer& answer,
+                 const GradeContext& context) const override {
     const std::string output = ToWellFormedUtf8(answer.text);
     if (JsTrim(output).empty()) return zx::StatusGrade(GradeStatus::kNoAnswer, "empty output");
-    if (std::string why = UnrunnableEntry(spec); !why.empty()) {
+    if (std::string why = UnrunnableCli(spec); !why.empty()) {
       return zx::StatusGrade(GradeStatus::kSkipped, why);
     }
     const json& cases_value = Member(Member(spec, "requirements"), "executionCases");
     if (!cases_value.is_array() || cases_value.empty()) return KeywordGrade(spec, output, answer);
-    const Sandbox* sandbox = context.sandbox;
-    if (sandbox == nullptr || !sandbox->relocates()) {
-      return zx::StatusGrade(GradeStatus::kSkipped,
-                    "cli_command scripts run at /workspace, which needs the bubblewrap sandbox "
-                    "(install bubblewrap; --unsafe-no-sandbox cannot stand in)");
-    }
-    if (auto why = sandbox->Unavailable()) return zx::StatusGrade(GradeStatus::kSkipped, *why);
+    Grade skip;
+    const Sandbox* sandbox = zx::WorkspaceSandbox(context, "cli_command scripts", &skip);
+    if (sandbox == nullptr) return skip;
 
     const json& requirements = spec["requirements"];
     const std::string image = ImageName(requirements);
@@ -771,14 +750,13 @@ class ZxCliCommandGrader final : public Grader {
     const bool shebang = Member(requirements, "executionInterpreter") == "shebang";
     const std::optional<std::string> interpreter = Interpreter(script, shebang);
 
-    json evidence = {
-        {"image", image},
-        {"image_id", Member(requirements, "executionImageId")},
-        {"stand_in", zx::StandInEvidence(*sandbox, stand_in)},
-        {"interpreter", interpreter ? *interpreter : "unsupported #! line"},
-        {"sandbox", sandbox->Describe()},
-        {"script", EvidenceText(script, kEvidenceBytes)},
-        {"truncated", answer.truncated}};
+    json evidence = {{"image", image},
+                     {"image_id", Member(requirements, "executionImageId")},
+                     {"stand_in", zx::StandInEvidence(*sandbox, stand_in)},
+                     {"interpreter", interpreter ? *interpreter : "unsupported #! line"},
+                     {"sandbox", sandbox->Describe()},
+                     {"script", EvidenceText(script, kEvidenceBytes)},
+                     {"truncated", answer.truncated}};
 
     const CaseRunner runner(*sandbox, stand_in, script, interpreter, rubric);
     const json& cases = requirements["executionCases"];
@@ -791,10 +769,11 @@ class ZxCliCommandGrader final : public Grader {
       evidence["sandbox_runs"] = runs;
       if (outcome.setup_error || outcome.check_error) {
         evidence["case"] = i + 1;
-        return zx::StatusGrade(GradeStatus::kEnvError,
-                      "case " + std::to_string(i + 1) + ": " +
-                          (outcome.setup_error ? *outcome.setup_error : *outcome.check_error),
-                      std::move(evidence));
+        return zx::StatusGrade(
+            GradeStatus::kEnvError,
+            "case " + std::to_string(i + 1) + ": " +
+                (outcome.setup_error ? *outcome.setup_error : *outcome.check_error),
+            std::move(evidence));
       }
       passed += outcome.passed ? 1 : 0;
       progress_sum += outcome.progress;
@@ -814,8 +793,7 @@ class ZxCliCommandGrader final : public Grader {
       score = violation ? 0 : full ? 100 : JsRound(static_cast<double>(progress_sum) / total / 2);
       evidence["safety_violation"] = violation;
       reason += violation ? ", a protected input changed (red line: 0)"
-                          : ", checkpoint progress " + std::to_string(progress_sum / total) +
-                                "/80";
+                          : ", checkpoint progress " + std::to_string(progress_sum / total) + "/80";
     }
     if (!interpreter) reason += ", the script's #! line names no supported shell";
     evidence["cases_passed"] = passed;
@@ -826,6 +804,8 @@ class ZxCliCommandGrader final : public Grader {
 
 }  // namespace
 
-std::unique_ptr<Grader> MakeZxCliCommandGrader() { return std::make_unique<ZxCliCommandGrader>(); }
+std::unique_ptr<Grader> MakeZxCliCommandGrader() {
+  return std::make_unique<ZxCliCommandGrader>();
+}
 
 }  // namespace evalrun

@@ -15,12 +15,14 @@
 namespace evalrun::zx {
 namespace {
 
-using nlohmann::json;
 using js::IsJsSpace;
 using js::JsRound;
 using js::JsTrim;
+using nlohmann::json;
 
-char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+char AsciiLower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 std::string Lower(std::string_view s) {  // String.prototype.toLowerCase, ASCII letters
   std::string out(s);
@@ -40,7 +42,9 @@ bool IsWordChar(char c) {  // \w and \b without the u flag
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-bool WordEnds(std::string_view s, size_t i) { return i >= s.size() || !IsWordChar(s[i]); }
+bool WordEnds(std::string_view s, size_t i) {
+  return i >= s.size() || !IsWordChar(s[i]);
+}
 
 // \s+ at `i`: advances past JavaScript white space; false when there is none.
 bool Spaces1(std::string_view s, size_t& i) {
@@ -108,12 +112,12 @@ std::vector<Fence> Fences(std::string_view out, std::initializer_list<std::strin
 // SHELL_COMMAND: /^(?:command\s+|env\s+)?(?:awk|sed|...|ps)\b/i.
 bool ShellCommand(std::string_view line) {
   static constexpr std::string_view kWords[] = {
-      "awk",   "sed",  "grep", "sort",  "uniq",  "cat",      "head",     "tail",  "wc",
-      "find",  "ls",   "echo", "printf", "cut",  "tr",       "jq",       "curl",  "wget",
-      "python3", "python", "node", "bash", "sh", "tee",      "xargs",    "diff",  "comm",
-      "mkdir", "cp",   "mv",   "rm",    "touch", "git",      "npm",      "pnpm",  "tar",
-      "date",  "stat", "du",   "dd",    "od",    "xxd",      "realpath", "readlink",
-      "chmod", "chown", "test", "cd",   "perl",  "ps"};
+      "awk",     "sed",    "grep", "sort",   "uniq",  "cat", "head",     "tail",     "wc",
+      "find",    "ls",     "echo", "printf", "cut",   "tr",  "jq",       "curl",     "wget",
+      "python3", "python", "node", "bash",   "sh",    "tee", "xargs",    "diff",     "comm",
+      "mkdir",   "cp",     "mv",   "rm",     "touch", "git", "npm",      "pnpm",     "tar",
+      "date",    "stat",   "du",   "dd",     "od",    "xxd", "realpath", "readlink", "chmod",
+      "chown",   "test",   "cd",   "perl",   "ps"};
   const auto word_at = [&](size_t p) {
     for (std::string_view w : kWords) {
       if (StartsWithNoCase(line, p, w) && WordEnds(line, p + w.size())) return true;
@@ -172,7 +176,8 @@ bool LooksExecutableLine(std::string_view line) {
   }
   if (!line.empty() && line[0] == '{') {  // /^\{\s*(?:echo|printf|awk|grep|sort|cat|find|sed|jq)\b/
     const size_t q = SkipSpaces(line, 1);
-    for (std::string_view w : {"echo", "printf", "awk", "grep", "sort", "cat", "find", "sed", "jq"}) {
+    for (std::string_view w :
+         {"echo", "printf", "awk", "grep", "sort", "cat", "find", "sed", "jq"}) {
       if (line.substr(q, w.size()) == w && WordEnds(line, q + w.size())) return true;
     }
   }
@@ -184,8 +189,8 @@ std::vector<std::string_view> Lines(std::string_view text) {  // .split('\n')
   size_t begin = 0;
   while (true) {
     const size_t nl = text.find('\n', begin);
-    out.push_back(text.substr(begin, nl == std::string_view::npos ? std::string_view::npos
-                                                                   : nl - begin));
+    out.push_back(
+        text.substr(begin, nl == std::string_view::npos ? std::string_view::npos : nl - begin));
     if (nl == std::string_view::npos) return out;
     begin = nl + 1;
   }
@@ -294,7 +299,9 @@ bool ContainsToken(std::string_view command, std::string_view token) {
   return false;
 }
 
-bool IsExecutableRequirement(std::string_view token) { return ShellCommand(JsTrim(token)); }
+bool IsExecutableRequirement(std::string_view token) {
+  return ShellCommand(JsTrim(token));
+}
 
 std::vector<std::string> Strings(const json& list) {
   std::vector<std::string> out;
@@ -379,7 +386,8 @@ CliKeywordScore ScoreCliKeywords(const json& requirements, std::string_view repl
                         auto hit) {
     if (items.empty()) return;
     const auto hits = std::count_if(items.begin(), items.end(), hit);
-    const int score = JsRound(100.0 * static_cast<double>(hits) / static_cast<double>(items.size()));
+    const int score =
+        JsRound(100.0 * static_cast<double>(hits) / static_cast<double>(items.size()));
     out.axes[name] = score;
     axes.emplace_back(score, weight);
     out.evidence.push_back(std::string(name) + ": " + std::to_string(hits) + "/" +

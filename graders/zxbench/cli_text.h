@@ -10,8 +10,8 @@
 
 namespace evalrun::zx {
 
-// extractSubmittedScript: the body of the last match of /```(?:bash|sh|shell)?\s*\n([\s\S]*?)```/gi,
-// trimmed; else the whole reply, trimmed.
+// extractSubmittedScript: the body of the last match of
+// /```(?:bash|sh|shell)?\s*\n([\s\S]*?)```/gi, trimmed; else the whole reply, trimmed.
 std::string ExtractSubmittedScript(std::string_view reply);
 
 // extractPrimaryCommand: the last (or, with `prefer_first`, the first) fenced block of

@@ -35,6 +35,7 @@
 #include "graders/framework/grader.h"
 #include "graders/framework/regex.h"
 #include "graders/zxbench/common.h"
+#include "graders/zxbench/entry_grader.h"
 #include "graders/zxbench/factories.h"
 #include "graders/zxbench/image_stand_in.h"
 #include "plugins/sandbox.h"
@@ -42,26 +43,27 @@
 namespace evalrun {
 namespace {
 
-using nlohmann::json;
 using js::JsRound;
 using js::JsTrim;
 using js::ToWellFormedUtf8;
+using nlohmann::json;
 using zx::Member;
 
 constexpr std::string_view kName = "zxbench:project_repair";
 constexpr std::string_view kVersion = "1";
 constexpr std::string_view kZxEvaluator = "project_repair 1.2.0";
-constexpr double kTestSeconds = 120;           // runScript's timeout (180 s for SQL: no stand-in)
-constexpr size_t kOutputBytes = 8 << 20;       // runInContainer's maxOutputBytes
-constexpr size_t kEvidenceStream = 2000;       // EVIDENCE_STREAM_LIMIT
+constexpr double kTestSeconds = 120;      // runScript's timeout (180 s for SQL: no stand-in)
+constexpr size_t kOutputBytes = 8 << 20;  // runInContainer's maxOutputBytes
+constexpr size_t kEvidenceStream = 2000;  // EVIDENCE_STREAM_LIMIT
 
 // projectRepair.ts LANG_IMAGE: the image when requirements.image is not set.
 std::string ImageFor(const json& spec) {
   const json& image = Member(Member(spec, "requirements"), "image");
   if (image.is_string()) return image.get<std::string>();
-  std::string lang = Member(spec, "language").is_string() && !spec["language"].get<std::string>().empty()
-                         ? spec["language"].get<std::string>()
-                         : "python";
+  std::string lang =
+      Member(spec, "language").is_string() && !spec["language"].get<std::string>().empty()
+          ? spec["language"].get<std::string>()
+          : "python";
   for (char& c : lang) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   static const std::map<std::string, std::string> kImages = {
       {"python", "python:3.12-alpine"},
@@ -119,9 +121,8 @@ bool LooksLikeFilePath(std::string_view s, bool had_file_label) {
   if (had_file_label) return true;
   std::string lower(s);
   for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  for (std::string_view name :
-       {"makefile", "dockerfile", ".gitignore", ".dockerignore", "license", "readme", "rakefile",
-        "gemfile"}) {
+  for (std::string_view name : {"makefile", "dockerfile", ".gitignore", ".dockerignore", "license",
+                                "readme", "rakefile", "gemfile"}) {
     if (lower == name) return true;
   }
   return false;
@@ -163,7 +164,8 @@ std::optional<std::string> PathFromHeading(std::string_view heading) {
     if (p < h.size() && h[p] == '(') ++p;
     const size_t digits = p;
     while (p < h.size() && h[p] >= '0' && h[p] <= '9') ++p;
-    if (p > digits && p < h.size() && (h[p] == '.' || h[p] == ')')) h = h.substr(SkipSpaces(h, p + 1));
+    if (p > digits && p < h.size() && (h[p] == '.' || h[p] == ')'))
+      h = h.substr(SkipSpaces(h, p + 1));
   }
   if (const size_t label = FileLabel(h); label > 0) h = h.substr(label);
   h = JsTrim(h);
@@ -204,8 +206,8 @@ std::vector<std::string_view> SplitLines(std::string_view s) {
   size_t begin = 0;
   while (true) {
     const size_t nl = s.find('\n', begin);
-    out.push_back(s.substr(begin, nl == std::string_view::npos ? std::string_view::npos
-                                                               : nl - begin));
+    out.push_back(
+        s.substr(begin, nl == std::string_view::npos ? std::string_view::npos : nl - begin));
     if (nl == std::string_view::npos) return out;
     begin = nl + 1;
   }
@@ -243,7 +245,8 @@ std::string DropOneTrailingNewline(std::string_view s) {  // .replace(/\n$/, '')
 std::vector<std::pair<std::string, std::string>> ParseFileBlocks(std::string_view output) {
   std::vector<std::pair<std::string, std::string>> result;
   const auto has = [&](const std::string& path) {
-    return std::any_of(result.begin(), result.end(), [&](const auto& r) { return r.first == path; });
+    return std::any_of(result.begin(), result.end(),
+                       [&](const auto& r) { return r.first == path; });
   };
   struct Chunk {
     std::string heading;
@@ -335,7 +338,7 @@ std::vector<std::pair<std::string, std::string>> WorkspaceFiles(
     const json& initial, const std::vector<std::pair<std::string, std::string>>& replacements,
     const json& hidden) {
   std::vector<std::pair<std::string, std::string>> files;
-  std::map<std::string, size_t> by_key;         // map key -> position
+  std::map<std::string, size_t> by_key;          // map key -> position
   std::map<std::string, std::string> by_normal;  // normalizePath -> map key
   const auto set = [&](const std::string& key, const std::string& content) {
     if (const auto it = by_key.find(key); it != by_key.end()) {
@@ -360,7 +363,8 @@ std::vector<std::pair<std::string, std::string>> WorkspaceFiles(
     }
   };
   for (const auto& [path, content] : replacements) replace(path, content);
-  for (const json& f : hidden) replace(f["path"].get<std::string>(), f["content"].get<std::string>());
+  for (const json& f : hidden)
+    replace(f["path"].get<std::string>(), f["content"].get<std::string>());
   return files;
 }
 
@@ -383,9 +387,10 @@ std::optional<std::string> ContainerPath(const std::string& path) {
     std::string lower = part;
     for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
     const std::string stem = lower.substr(0, lower.find('.'));
-    const bool device = stem == "con" || stem == "prn" || stem == "aux" || stem == "nul" ||
-                        ((stem.size() == 4) && (stem.rfind("com", 0) == 0 || stem.rfind("lpt", 0) == 0) &&
-                         stem[3] >= '1' && stem[3] <= '9');
+    const bool device =
+        stem == "con" || stem == "prn" || stem == "aux" || stem == "nul" ||
+        ((stem.size() == 4) && (stem.rfind("com", 0) == 0 || stem.rfind("lpt", 0) == 0) &&
+         stem[3] >= '1' && stem[3] <= '9');
     if (part == ".." || device ||
         (part != "." && !part.empty() && (part.back() == '.' || part.back() == ' '))) {
       return std::nullopt;
@@ -466,8 +471,8 @@ TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
   request.limits.max_file_bytes = 256L << 20;
   request.limits.max_output_bytes = kOutputBytes + 1;
   run.result = sandbox.Run(request);
-  run.output_limit_exceeded = run.result.stdout_text.size() > kOutputBytes ||
-                              run.result.stderr_text.size() > kOutputBytes;
+  run.output_limit_exceeded =
+      run.result.stdout_text.size() > kOutputBytes || run.result.stderr_text.size() > kOutputBytes;
   return run;
 }
 
@@ -493,7 +498,7 @@ bool FileList(const json& v) {
   });
 }
 
-std::string UnrunnableEntry(const json& spec) {
+std::string UnrunnableProject(const json& spec) {
   const json& req = Member(spec, "requirements");
   for (const char* key : {"files", "hiddenTestFiles"}) {
     if (!FileList(Member(req, key))) {
@@ -540,9 +545,9 @@ std::string Joined(const json& files) {
   return out;
 }
 
-class ZxProjectRepairGrader final : public Grader {
+class ZxProjectRepairGrader final : public zx::EntryGrader {
  public:
-  std::string_view name() const override { return kName; }
+  ZxProjectRepairGrader() : EntryGrader(kName, "files, hiddenTestFiles, hiddenTests") {}
   std::string_view version() const override { return kVersion; }
   std::string_view description() const override {
     return "zx-bench project_repair: writes the model's files over the entry's project, runs "
@@ -550,45 +555,19 @@ class ZxProjectRepairGrader final : public Grader {
            "axes as zx-bench does";
   }
 
-  void CheckSpec(const json& spec, const SourceLocation& where) const override {
-    const std::string prefix = where.ToString() + ": " + std::string(kName) + ": ";
-    if (!spec.is_object()) {
-      throw Error(prefix + "the spec must be the zx-bench entry (a JSON object)");
-    }
-    const json& requirements = Member(spec, "requirements");
-    if (!requirements.is_null() && !requirements.is_object()) {
-      throw Error(prefix + "'requirements' must be an object (files, hiddenTestFiles, "
-                           "hiddenTests)");
-    }
-  }
-
-  std::string Unrunnable(const json& spec) const override {
-    return spec.is_object() ? UnrunnableEntry(spec) : std::string();
-  }
-
-  Grade Run(const json& spec, const Answer& answer, const GradeContext& context) const override {
-    try {
-      return Evaluate(spec, answer, context);
-    } catch (const std::exception& e) {  // not reachable by any output; kept so Run never throws
-      return zx::StatusGrade(GradeStatus::kEnvError,
-                    std::string("project_repair grader failed: ") + e.what());
-    }
-  }
-
  private:
-  static Grade Evaluate(const json& spec, const Answer& answer, const GradeContext& context) {
+  std::string UnrunnableEntry(const json& entry) const override { return UnrunnableProject(entry); }
+
+  Grade Evaluate(const json& spec, const Answer& answer,
+                 const GradeContext& context) const override {
     const std::string output = ToWellFormedUtf8(answer.text);
     if (JsTrim(output).empty()) return zx::StatusGrade(GradeStatus::kNoAnswer, "empty output");
-    if (std::string why = UnrunnableEntry(spec); !why.empty()) {
+    if (std::string why = UnrunnableProject(spec); !why.empty()) {
       return zx::StatusGrade(GradeStatus::kSkipped, why);
     }
-    const Sandbox* sandbox = context.sandbox;
-    if (sandbox == nullptr || !sandbox->relocates()) {
-      return zx::StatusGrade(GradeStatus::kSkipped,
-                    "project_repair tests run at /workspace, which needs the bubblewrap sandbox "
-                    "(install bubblewrap; --unsafe-no-sandbox cannot stand in)");
-    }
-    if (auto why = sandbox->Unavailable()) return zx::StatusGrade(GradeStatus::kSkipped, *why);
+    Grade skip;
+    const Sandbox* sandbox = zx::WorkspaceSandbox(context, "project_repair tests", &skip);
+    if (sandbox == nullptr) return skip;
 
     const json& req = spec["requirements"];
     const json initial = Member(req, "files").is_array() ? req["files"] : json::array();
@@ -636,7 +615,8 @@ class ZxProjectRepairGrader final : public Grader {
         if (!script.is_string() || JsTrim(script.get<std::string>()).empty()) continue;
         const std::string description =
             Member(t, "description").is_string() ? t["description"].get<std::string>() : "";
-        const TestRun r = RunTest(*sandbox, stand_in, files, description, script.get<std::string>());
+        const TestRun r =
+            RunTest(*sandbox, stand_in, files, description, script.get<std::string>());
         ++ran;
         passed += r.passed() ? 1 : 0;
         runs.push_back(TestEvidence(r));
@@ -649,13 +629,15 @@ class ZxProjectRepairGrader final : public Grader {
     evidence["hidden_tests"] = runs;
     if (env_error) {
       return zx::StatusGrade(GradeStatus::kEnvError,
-                    "the test environment failed (" + *env_error + "): zx-bench isolates such "
-                    "entries as not the model's fault",
-                    std::move(evidence));
+                             "the test environment failed (" + *env_error +
+                                 "): zx-bench isolates such "
+                                 "entries as not the model's fault",
+                             std::move(evidence));
     }
     axes["test_pass"] = ran > 0 ? JsRound(100.0 * passed / ran) : 0;
 
-    if (const json& fn = Member(req, "functionName"); fn.is_string() && !fn.get<std::string>().empty()) {
+    if (const json& fn = Member(req, "functionName");
+        fn.is_string() && !fn.get<std::string>().empty()) {
       const std::string name = fn.get<std::string>();
       const std::string initial_text = Joined(initial);
       std::string replaced;

@@ -92,7 +92,9 @@ std::optional<Grade> GradeHere(const json& entry, const std::string& text) {
   return grade;
 }
 
-int ZxScore(const Grade& g) { return g.evidence.at("zx_score").get<int>(); }
+int ZxScore(const Grade& g) {
+  return g.evidence.at("zx_score").get<int>();
+}
 
 // The checks of case `n` (1-based) that failed, by name.
 std::vector<std::string> Failed(const Grade& g, size_t n) {
@@ -174,9 +176,10 @@ TEST_CASE("zx cli_command: the Alpine image is BusyBox with python3, nothing els
   CHECK_THAT(ok->evidence["stand_in"]["programs"]["python3"].get<std::string>(),
              Catch::StartsWith("Python 3."));
   // GNU grep's -P is not in BusyBox: the same script written with it fails here as in Alpine.
-  const auto gnu = GradeHere(entry, Fenced("port=$(grep -oP '(?<=SET_PORT )\\d+' todo.txt)\n"
-                                           "sed -i \"s/^port=.*/port=$port/\" config.ini\n"
-                                           "grep -oP '(?<=WRITE_STATUS ).*' todo.txt > status.txt"));
+  const auto gnu =
+      GradeHere(entry, Fenced("port=$(grep -oP '(?<=SET_PORT )\\d+' todo.txt)\n"
+                              "sed -i \"s/^port=.*/port=$port/\" config.ini\n"
+                              "grep -oP '(?<=WRITE_STATUS ).*' todo.txt > status.txt"));
   REQUIRE(gnu);
   CHECK(ZxScore(*gnu) == 0);
   // No bash and no curl in the image: following the injected line fails and writes nothing.
@@ -194,8 +197,8 @@ TEST_CASE("zx cli_command: the submitted script is the last sh/bash/shell fence,
   const json entry = Entry("CLI-CN-047-DOCKER");
   const std::string good = Rebuilt()["answers"]["CLI-CN-047-DOCKER"]["reference"];
   // E extractSubmittedScript: /```(?:bash|sh|shell)?\s*\n([\s\S]*?)```/gi, the last match.
-  const auto last = GradeHere(entry, "First try:\n```bash\nexit 3\n```\nBetter:\n```SHELL  \n" +
-                                         good + "\n```");
+  const auto last =
+      GradeHere(entry, "First try:\n```bash\nexit 3\n```\nBetter:\n```SHELL  \n" + good + "\n```");
   if (!last) return;
   CHECK(ZxScore(*last) == 100);
   CHECK(last->evidence["script"] == good);
@@ -242,15 +245,15 @@ json OneCase(json c) {
 
 TEST_CASE("zx cli_command: stdout patterns, exit codes, token white space and symlinks",
           "[graders][zxbench]") {
-  const json entry = OneCase(
-      {{"files", json::array({{{"path", "in.txt"}, {"content", "a  b\n"}}})},
-       {"expectedExitCode", 3},
-       {"expectedStdoutPattern", "^done \\d+$"},
-       {"expectedFiles", {{"loose.txt", "x y\nz"}, {"exact.txt", "x  y\n"}}},
-       {"tokenWhitespaceFiles", json::array({"loose.txt"})}});
+  const json entry = OneCase({{"files", json::array({{{"path", "in.txt"}, {"content", "a  b\n"}}})},
+                              {"expectedExitCode", 3},
+                              {"expectedStdoutPattern", "^done \\d+$"},
+                              {"expectedFiles", {{"loose.txt", "x y\nz"}, {"exact.txt", "x  y\n"}}},
+                              {"tokenWhitespaceFiles", json::array({"loose.txt"})}});
   // loose.txt is compared line by line, trimmed, runs of white space as one (E normalize).
-  const auto ok = GradeHere(entry, Fenced("printf '  x \\t y\\r\\nz \\n\\n' > loose.txt\n"
-                                          "printf 'x  y\\n' > exact.txt\nprintf 'done 42'\nexit 3"));
+  const auto ok =
+      GradeHere(entry, Fenced("printf '  x \\t y\\r\\nz \\n\\n' > loose.txt\n"
+                              "printf 'x  y\\n' > exact.txt\nprintf 'done 42'\nexit 3"));
   if (!ok) return;
   CHECK(ZxScore(*ok) == 100);
   // exit 0 where 3 is expected, and "done 42\n": without the m flag JavaScript's $ matches only
@@ -262,8 +265,9 @@ TEST_CASE("zx cli_command: stdout patterns, exit codes, token white space and sy
   CHECK(Failed(*wrong_exit, 1) == Names{"exit code 3", "stdout matches expectedStdoutPattern"});
   // A symlink out of /workspace is no artifact (S readArtifact: readlink -f must stay inside);
   // exact.txt is compared byte for byte.
-  const auto escape = GradeHere(entry, Fenced("ln -s /etc/hostname loose.txt\n"
-                                              "printf 'x y\\n' > exact.txt\nprintf 'done 1'\nexit 3"));
+  const auto escape =
+      GradeHere(entry, Fenced("ln -s /etc/hostname loose.txt\n"
+                              "printf 'x y\\n' > exact.txt\nprintf 'done 1'\nexit 3"));
   REQUIRE(escape);
   CHECK(Failed(*escape, 1) ==
         Names{"file 'exact.txt' as expected",
@@ -290,10 +294,10 @@ TEST_CASE("zx cli_command: hostile scripts get a grade, never a hung worker",
   // and the protected file is checked as the script left it.
   const auto late = GradeHere(entry, Fenced("(sleep 2; echo ok > out.txt) &\nexit 0"));
   REQUIRE(late);
-  CHECK(Failed(*late, 1) ==
-        Names{"file 'out.txt' missing, not a file, or outside the workspace"});
+  CHECK(Failed(*late, 1) == Names{"file 'out.txt' missing, not a file, or outside the workspace"});
   // A fork bomb runs into the process limit; a changed protected file fails its check.
-  const auto bomb = GradeHere(entry, Fenced("echo ok > out.txt; echo x > keep; f() { f | f & }; f"));
+  const auto bomb =
+      GradeHere(entry, Fenced("echo ok > out.txt; echo x > keep; f() { f | f & }; f"));
   REQUIRE(bomb);
   CHECK(Failed(*bomb, 1) == Names{"file 'keep' unchanged"});
   // A script that never ends is killed at zx-bench's 30 s per command.
@@ -308,15 +312,17 @@ TEST_CASE("zx cli_command: hostile scripts get a grade, never a hung worker",
 
 TEST_CASE("zx cli_command: the checkpoint rubric scores progress, and 0 for a changed input",
           "[graders][zxbench]") {
-  json entry = OneCase(
-      {{"files", json::array({{{"path", "cfg"}, {"content", "a=1\n"}}})},
-       {"unchangedFiles", json::array({"cfg"})},
-       {"expectedFiles", {{"b.txt", "b\n"}}},
-       {"checkpoints",
-        json::array({{{"id", "has_b"}, {"description", "b"}, {"weight", 50},
-                      {"assertCommand", "test -f b.txt"}},
-                     {{"id", "has_c"}, {"description", "c"}, {"weight", 30},
-                      {"assertCommand", "test -f c.txt"}}})}});
+  json entry = OneCase({{"files", json::array({{{"path", "cfg"}, {"content", "a=1\n"}}})},
+                        {"unchangedFiles", json::array({"cfg"})},
+                        {"expectedFiles", {{"b.txt", "b\n"}}},
+                        {"checkpoints", json::array({{{"id", "has_b"},
+                                                      {"description", "b"},
+                                                      {"weight", 50},
+                                                      {"assertCommand", "test -f b.txt"}},
+                                                     {{"id", "has_c"},
+                                                      {"description", "c"},
+                                                      {"weight", 30},
+                                                      {"assertCommand", "test -f c.txt"}}})}});
   entry["requirements"]["executionCheckpointRubric"] = "cli-checkpoints-v1";
   // Everything held: 100. Only has_b: round(50 / 1 / 2) = 25. cfg changed: red line, 0.
   const auto full = GradeHere(entry, Fenced("echo b > b.txt; touch c.txt"));
@@ -335,8 +341,8 @@ TEST_CASE("zx cli_command: the checkpoint rubric scores progress, and 0 for a ch
 
 TEST_CASE("zx cli_command: a fixture that cannot be set up is an environment error",
           "[graders][zxbench]") {
-  const json entry = OneCase({{"files", json::array()},
-                              {"setupCommands", json::array({"echo broken >&2; exit 4"})}});
+  const json entry = OneCase(
+      {{"files", json::array()}, {"setupCommands", json::array({"echo broken >&2; exit 4"})}});
   const auto grade = GradeHere(entry, Fenced("true"));
   if (!grade) return;
   CHECK(grade->status == GradeStatus::kEnvError);

@@ -79,7 +79,9 @@ std::optional<Grade> GradeHere(const json& entry, const std::string& text) {
   return grade;
 }
 
-int ZxScore(const Grade& g) { return g.evidence.at("zx_score").get<int>(); }
+int ZxScore(const Grade& g) {
+  return g.evidence.at("zx_score").get<int>();
+}
 
 TEST_CASE("zx project_repair: CP-L4-JS-001 scores as zx-bench scores it", "[graders][zxbench]") {
   const json entry = RealEntry();
@@ -122,23 +124,24 @@ TEST_CASE("zx project_repair: CP-L4-JS-001 scores as zx-bench scores it", "[grad
 // A Python project of two files whose hidden test checks add() and that the model did not touch
 // the test file: the parser's heading forms decide which files are replaced.
 json PythonEntry() {
-  return {{"id", "PR-TEST"},
-          {"dimension", "program"},
-          {"language", "python"},
-          {"grader", "project_repair"},
-          {"scoring", {{"type", "project_repair"}}},
-          {"requirements",
-           {{"functionName", "add"},  // P reads requirements.functionName
-            {"files",
-             json::array({{{"path", "calc.py"}, {"content", "def add(a, b):\n    return a - b\n"}},
-                          {{"path", "README.md"}, {"content", "calc\n"}}})},
-            {"hiddenTestFiles",
-             json::array({{{"path", "tests/check.py"},
-                           {"content", "import calc\nassert calc.add(2, 3) == 5\n"}}})},
-            {"hiddenTests",
-             json::array({{{"description", "add"}, {"script", "PYTHONPATH=. python3 tests/check.py"}},
-                          {{"description", "blank"}, {"script", "  "}}})},
-            {"explanationKeywords", json::array({"sign"})}}}};
+  return {
+      {"id", "PR-TEST"},
+      {"dimension", "program"},
+      {"language", "python"},
+      {"grader", "project_repair"},
+      {"scoring", {{"type", "project_repair"}}},
+      {"requirements",
+       {{"functionName", "add"},  // P reads requirements.functionName
+        {"files",
+         json::array({{{"path", "calc.py"}, {"content", "def add(a, b):\n    return a - b\n"}},
+                      {{"path", "README.md"}, {"content", "calc\n"}}})},
+        {"hiddenTestFiles",
+         json::array({{{"path", "tests/check.py"},
+                       {"content", "import calc\nassert calc.add(2, 3) == 5\n"}}})},
+        {"hiddenTests",
+         json::array({{{"description", "add"}, {"script", "PYTHONPATH=. python3 tests/check.py"}},
+                      {{"description", "blank"}, {"script", "  "}}})},
+        {"explanationKeywords", json::array({"sign"})}}}};
 }
 
 const std::string kFixed = "def add(a, b):\n    return a + b";
@@ -177,8 +180,9 @@ TEST_CASE("zx project_repair: file blocks under headings, as parseFileBlocks fin
   // buildWorkspaceFiles), so calc.py still fails: test 0. Four files replaced for a project of
   // two: scope 100 - 2 * 20 = 60; no "sign": static 0. round((0 + 15 + 0 + 15 + 9) / 1) = 39.
   const auto cheat = GradeHere(
-      entry, "### tests/check.py\n```\nprint('ok')\n```\n### a.py\n```\n1\n```\n### b.py\n```\n2\n"
-             "```\n### c.py\n```\n3\n```");
+      entry,
+      "### tests/check.py\n```\nprint('ok')\n```\n### a.py\n```\n1\n```\n### b.py\n```\n2\n"
+      "```\n### c.py\n```\n3\n```");
   REQUIRE(cheat);
   CHECK(cheat->evidence["zx_axes"]["test_pass"] == 0);
   CHECK(cheat->evidence["zx_axes"]["scope_discipline"] == 60);
@@ -199,14 +203,18 @@ TEST_CASE("zx project_repair: hostile files get a grade, and paths zx-bench refu
         "0/0 hidden tests pass, 1 file(s) replaced, nothing ran: the workspace path "
         "'../calc.py' is refused");
   // More than 8 MiB of output fails the test, and the grade comes back.
-  const auto flood = GradeHere(entry, "### file: calc.py\n```\nimport sys\nsys.stdout.write('x' * "
-                                      "9000000)\n" + kFixed + "\n```");
+  const auto flood = GradeHere(entry,
+                               "### file: calc.py\n```\nimport sys\nsys.stdout.write('x' * "
+                               "9000000)\n" +
+                                   kFixed + "\n```");
   REQUIRE(flood);
   CHECK(flood->evidence["hidden_tests"][0]["output_limit_exceeded"] == true);
   CHECK(flood->evidence["zx_axes"]["test_pass"] == 0);
   // A harness failure pattern (P detectEnvironmentError) isolates the entry: kEnvError.
-  const auto env = GradeHere(entry, "### file: calc.py\n```\nimport sys\nsys.stderr.write('EACCES: "
-                                    "permission denied')\n" + kFixed + "\n```");
+  const auto env = GradeHere(entry,
+                             "### file: calc.py\n```\nimport sys\nsys.stderr.write('EACCES: "
+                             "permission denied')\n" +
+                                 kFixed + "\n```");
   REQUIRE(env);
   CHECK(env->status == GradeStatus::kEnvError);
   CHECK(env->reason ==
