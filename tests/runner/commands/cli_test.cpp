@@ -328,10 +328,11 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
 }
 
 // A suite run over zx-bench's CLI-*-DOCKER entries (the real CLI-CN-039-DOCKER and four rebuilt
-// from zx-bench's generator) against the mock with an answer table that gives each entry its
-// generator's reference script: every entry graded 100 in the sandbox, and the bundle verifies
-// (verify reruns each script: its grades are recomputed, not copied).
-TEST_CASE("cli: a zx-bench run of cli_command entries grades each and its bundle verifies",
+// from zx-bench's generator) and the real project_repair entry CP-L4-JS-001, against the mock
+// with an answer table that gives each CLI entry its generator's reference script and the
+// project its repair: every entry graded 100 in the sandbox, and the bundle verifies (verify
+// reruns each script and test: its grades are recomputed, not copied).
+TEST_CASE("cli: a zx-bench run of cli_command and project_repair entries verifies",
           "[cli][tasks]") {
   const nlohmann::json rebuilt = nlohmann::json::parse(
       Slurp(std::string(EVALRUN_TEST_FIXTURES) + "/zx-bench/cli_command_entries.json"));
@@ -339,9 +340,9 @@ TEST_CASE("cli: a zx-bench run of cli_command entries grades each and its bundle
   for (const auto& e :
        nlohmann::json::parse(Slurp(std::string(EVALRUN_TEST_FIXTURES) +
                                    "/zx-bench/more_entries.json"))) {
-    if (e["id"] == "CLI-CN-039-DOCKER") bank.push_back(e);
+    if (e["id"] == "CLI-CN-039-DOCKER" || e["id"] == "CP-L4-JS-001") bank.push_back(e);
   }
-  REQUIRE(bank.size() == 5);
+  REQUIRE(bank.size() == 6);
   // A phrase of each prompt -> that entry's reference script, fenced.
   const std::map<std::string, std::string> phrases = {
       {"CLI-CN-047-DOCKER", "events.log ..."},
@@ -358,6 +359,13 @@ TEST_CASE("cli: a zx-bench run of cli_command entries grades each and its bundle
     answer.content = "```sh\n" + rebuilt["answers"][id]["reference"].get<std::string>() + "\n```";
     m.answers.push_back(answer);
   }
+  evalrun::MockAnswer project;
+  project.match = "迷你作业运行器";  // CP-L4-JS-001's prompt
+  project.content = nlohmann::json::parse(Slurp(std::string(EVALRUN_TEST_FIXTURES) +
+                                                "/zx-bench/project_repair_answers.json"))
+                        ["CP-L4-JS-001"]["fix"]
+                            .get<std::string>();
+  m.answers.push_back(project);
   const std::string dir = "/tmp/evalrun-cli-zx-cli-" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir + "/repo/data/scenarios");
@@ -369,22 +377,22 @@ TEST_CASE("cli: a zx-bench run of cli_command entries grades each and its bundle
   REQUIRE(validate.code == 0);
   const std::unique_ptr<evalrun::Sandbox> sandbox = evalrun::MakeBubblewrapSandbox();
   if (sandbox->Unavailable() || evalrun::FindSandboxProgram("busybox").empty() ||
-      evalrun::FindSandboxProgram("git").empty()) {
-    WARN("bubblewrap, busybox or git missing: the cli_command entries are skipped here");
-    CHECK_THAT(validate.out, !Catch::Contains("runnable here: 5,"));
+      evalrun::FindSandboxProgram("git").empty() || evalrun::FindSandboxProgram("node").empty()) {
+    WARN("bubblewrap, busybox, git or node missing: these entries are skipped here");
+    CHECK_THAT(validate.out, !Catch::Contains("runnable here: 6,"));
     std::filesystem::remove_all(dir);
     return;
   }
-  CHECK_THAT(validate.out, Catch::Contains("runnable here: 5, skipped: 0"));
+  CHECK_THAT(validate.out, Catch::Contains("runnable here: 6, skipped: 0"));
 
   evalrun::MockServer mock(m);
   mock.Start();
   const Run run = Evalrun("suite zx-bench@HEAD --suite-repo " + dir + "/repo --endpoint " +
-                          mock.base_url() + " --no-speed --no-env -q --db " + dir +
-                          "/r.db --out " + dir + "/report");
+                          mock.base_url() + " --no-speed --no-env -q --max-tokens 16384 --db " +
+                          dir + "/r.db --out " + dir + "/report");  // the repair is long
   INFO(run.out << run.err);
   REQUIRE(run.code == 0);
-  CHECK(mock.chat_requests() == 5);
+  CHECK(mock.chat_requests() == 6);
   const std::string bundle = dir + "/cli.evalrun.json";
   const Run list = Evalrun("runs --db " + dir + "/r.db");
   INFO(list.out);
@@ -402,7 +410,7 @@ TEST_CASE("cli: a zx-bench run of cli_command entries grades each and its bundle
     CHECK(task["grade"]["score"] == 1.0);
     graded += task["grade"]["status"] == "graded" ? 1 : 0;
   }
-  CHECK(graded == 5);
+  CHECK(graded == 6);
   const Run verify = Evalrun("verify " + bundle + " --suite-repo " + dir + "/repo");
   INFO(verify.out << verify.err);
   CHECK(verify.code == 0);
