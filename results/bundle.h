@@ -60,8 +60,6 @@ std::string BundleText(const nlohmann::json& object, const std::string& key,
 std::string ValidUtf8(std::string_view bytes);
 // `value` with every string (keys included) made valid UTF-8 by ValidUtf8.
 nlohmann::json ValidUtf8Json(const nlohmann::json& value);
-std::string Base64Encode(std::string_view bytes);
-std::optional<std::string> Base64Decode(std::string_view text);  // nullopt when malformed
 
 // The parts of a document whose SHA-256 no longer matches its "part_hashes" entry (member paths
 // such as "run.labels" or "tasks[3] (task 't003')"), so a broken result hash can name what was

@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base64.h"
 #include "core/error.h"
 #include "core/js_value.h"
 #include "core/sha256.h"
@@ -220,11 +221,7 @@ std::optional<std::string> Interpreter(const std::string& script, bool shebang_p
   size_t p = 2;
   const auto spaces = [&](bool need) {
     const size_t start = p;
-    while (p < first.size()) {
-      size_t next = p;
-      if (!js::IsJsSpace(js::NextCodePoint(first, next))) break;
-      p = next;
-    }
+    p = zx::SkipJsSpaces(first, p);
     return !need || p > start;
   };
   spaces(false);
@@ -316,25 +313,6 @@ struct CheckReply {
   std::vector<std::optional<std::string>> sha256;
 };
 
-std::string Base64Decode(std::string_view in) {
-  static constexpr std::string_view kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  unsigned buffer = 0;
-  int bits = 0;
-  for (char c : in) {
-    const size_t v = kAlphabet.find(c);
-    if (v == std::string_view::npos) continue;  // '=' padding
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buffer >> bits) & 0xFF);
-    }
-  }
-  return out;
-}
-
 class Session {
  public:
   Session(const Sandbox& sandbox, const zx::ImageStandIn& stand_in, const std::string& workspace)
@@ -385,8 +363,12 @@ class Session {
     }
     CheckReply out;
     for (const json& item : reply["read"]) {
+      std::optional<std::string> bytes;
       if (item.contains("base64") && item["base64"].is_string()) {
-        out.read.push_back(Base64Decode(item["base64"].get<std::string>()));
+        bytes = Base64Decode(item["base64"].get_ref<const std::string&>());
+      }
+      if (bytes) {
+        out.read.push_back(std::move(bytes));
         out.read_errors.emplace_back();
       } else {
         out.read.push_back(std::nullopt);

@@ -20,26 +20,10 @@ using js::JsRound;
 using js::JsTrim;
 using nlohmann::json;
 
-char AsciiLower(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
 std::string Lower(std::string_view s) {  // String.prototype.toLowerCase, ASCII letters
   std::string out(s);
   for (char& c : out) c = AsciiLower(c);
   return out;
-}
-
-bool StartsWithNoCase(std::string_view s, size_t i, std::string_view lower) {
-  if (i > s.size() || s.size() - i < lower.size()) return false;
-  for (size_t k = 0; k < lower.size(); ++k) {
-    if (AsciiLower(s[i + k]) != lower[k]) return false;
-  }
-  return true;
-}
-
-bool IsWordChar(char c) {  // \w and \b without the u flag
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 bool WordEnds(std::string_view s, size_t i) {
@@ -49,17 +33,8 @@ bool WordEnds(std::string_view s, size_t i) {
 // \s+ at `i`: advances past JavaScript white space; false when there is none.
 bool Spaces1(std::string_view s, size_t& i) {
   const size_t start = i;
-  while (i < s.size()) {
-    size_t next = i;
-    if (!IsJsSpace(js::NextCodePoint(s, next))) break;
-    i = next;
-  }
+  i = SkipJsSpaces(s, i);
   return i > start;
-}
-
-size_t SkipSpaces(std::string_view s, size_t i) {
-  Spaces1(s, i);
-  return i;
 }
 
 struct Fence {
@@ -146,7 +121,7 @@ bool IdentifierAt(std::string_view s, size_t& i) {  // [A-Za-z_][A-Za-z0-9_]*
 bool LooksExecutableLine(std::string_view line) {
   if (ShellCommand(line)) return true;
   if (!line.empty() && line[0] == '(') {  // /^\(\s*(?:cd|find|tar|sort)\b/i
-    const size_t p = SkipSpaces(line, 1);
+    const size_t p = SkipJsSpaces(line, 1);
     for (std::string_view w : {"cd", "find", "tar", "sort"}) {
       if (StartsWithNoCase(line, p, w) && WordEnds(line, p + w.size())) return true;
     }
@@ -175,25 +150,13 @@ bool LooksExecutableLine(std::string_view line) {
     }
   }
   if (!line.empty() && line[0] == '{') {  // /^\{\s*(?:echo|printf|awk|grep|sort|cat|find|sed|jq)\b/
-    const size_t q = SkipSpaces(line, 1);
+    const size_t q = SkipJsSpaces(line, 1);
     for (std::string_view w :
          {"echo", "printf", "awk", "grep", "sort", "cat", "find", "sed", "jq"}) {
       if (line.substr(q, w.size()) == w && WordEnds(line, q + w.size())) return true;
     }
   }
   return false;
-}
-
-std::vector<std::string_view> Lines(std::string_view text) {  // .split('\n')
-  std::vector<std::string_view> out;
-  size_t begin = 0;
-  while (true) {
-    const size_t nl = text.find('\n', begin);
-    out.push_back(
-        text.substr(begin, nl == std::string_view::npos ? std::string_view::npos : nl - begin));
-    if (nl == std::string_view::npos) return out;
-    begin = nl + 1;
-  }
 }
 
 bool CommandLine(std::string_view line) {
@@ -203,7 +166,7 @@ bool CommandLine(std::string_view line) {
 std::string SelectCommandBlock(std::string_view text) {
   const std::string normalized(JsTrim(NormalizeNewlines(text)));
   if (normalized.empty()) return "";
-  for (std::string_view line : Lines(normalized)) {
+  for (std::string_view line : SplitOnLineFeeds(normalized)) {
     if (CommandLine(JsTrim(line))) return normalized;
   }
   return "";
@@ -213,7 +176,7 @@ std::string SelectCommandBlock(std::string_view text) {
 std::string_view StripAnswerLabel(std::string_view line) {
   for (std::string_view label : {"answer", "答案", "最终答案"}) {
     if (!StartsWithNoCase(line, 0, label)) continue;
-    size_t p = SkipSpaces(line, label.size());
+    size_t p = SkipJsSpaces(line, label.size());
     if (line.substr(p, 1) == ":") {
       p += 1;
     } else if (line.substr(p, 3) == "：") {
@@ -221,7 +184,7 @@ std::string_view StripAnswerLabel(std::string_view line) {
     } else {
       continue;
     }
-    return line.substr(SkipSpaces(line, p));
+    return line.substr(SkipJsSpaces(line, p));
   }
   return line;
 }
@@ -229,7 +192,7 @@ std::string_view StripAnswerLabel(std::string_view line) {
 std::string SelectCommandLine(std::string_view text) {
   const std::string normalized = NormalizeNewlines(text);
   std::string_view last;
-  for (std::string_view line : Lines(normalized)) {
+  for (std::string_view line : SplitOnLineFeeds(normalized)) {
     const std::string_view candidate = JsTrim(StripAnswerLabel(JsTrim(line)));
     if (CommandLine(candidate)) last = candidate;
   }

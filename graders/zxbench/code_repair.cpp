@@ -70,7 +70,12 @@ using js::JsTrim;
 using zx::IsIdentifier;
 using zx::IsJsonValue;
 using zx::JsonDeepEqual;
+using zx::AsciiLower;
+using zx::IsWordChar;
 using zx::Member;
+using zx::SkipJsSpaces;
+using zx::SplitOnLineFeeds;
+using zx::StartsWithNoCase;
 using zx::PredicateHolds;
 using zx::ValidPredicate;
 using js::NextCodePoint;
@@ -85,25 +90,9 @@ constexpr size_t kObservationBytes = 64 * 1024;  // zx-bench's maxOutputBytes pe
 
 // ---- Text as zx-bench's JavaScript sees it (valid UTF-8 in, see zx::ToWellFormedUtf8) ---------
 
-bool IsWordChar(char c) {  // \w without the u flag
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-// Past the JavaScript whitespace (\s) starting at `i`.
-size_t SkipSpaces(std::string_view s, size_t i) {
-  while (i < s.size()) {
-    size_t next = i;
-    if (!IsJsSpace(NextCodePoint(s, next))) break;
-    i = next;
-  }
-  return i;
-}
-
 // \s+ at `i`: advances past at least one whitespace character, or fails.
 bool Spaces1(std::string_view s, size_t& i) {
-  const size_t j = SkipSpaces(s, i);
+  const size_t j = SkipJsSpaces(s, i);
   if (j == i) return false;
   i = j;
   return true;
@@ -112,14 +101,6 @@ bool Spaces1(std::string_view s, size_t& i) {
 bool Literal(std::string_view s, size_t& i, std::string_view literal) {
   if (s.substr(i, literal.size()) != literal) return false;
   i += literal.size();
-  return true;
-}
-
-bool LiteralNoCase(std::string_view s, size_t i, std::string_view lower_literal) {
-  if (s.size() - std::min(i, s.size()) < lower_literal.size()) return false;
-  for (size_t k = 0; k < lower_literal.size(); ++k) {
-    if (AsciiLower(s[i + k]) != lower_literal[k]) return false;
-  }
   return true;
 }
 
@@ -140,12 +121,12 @@ bool Char(std::string_view s, size_t& i, char c) {
 
 // \s*c and \s*literal at `i`.
 bool CharAfterSpaces(std::string_view s, size_t& i, char c) {
-  i = SkipSpaces(s, i);
+  i = SkipJsSpaces(s, i);
   return Char(s, i, c);
 }
 
 bool LiteralAfterSpaces(std::string_view s, size_t& i, std::string_view literal) {
-  i = SkipSpaces(s, i);
+  i = SkipJsSpaces(s, i);
   return Literal(s, i, literal);
 }
 
@@ -160,16 +141,6 @@ size_t Utf16Length(std::string_view s) {
 }
 
 bool IsBlank(std::string_view line) { return JsTrim(line).empty(); }
-
-std::vector<std::string_view> SplitNewlines(std::string_view s) {  // s.split('\n')
-  std::vector<std::string_view> lines;
-  size_t start = 0;
-  for (size_t nl; (nl = s.find('\n', start)) != std::string_view::npos; start = nl + 1) {
-    lines.push_back(s.substr(start, nl - start));
-  }
-  lines.push_back(s.substr(start));
-  return lines;
-}
 
 std::string JoinLines(const std::vector<std::string_view>& lines) {
   std::string out;
@@ -225,7 +196,7 @@ bool HasTestMarker(std::string_view b) {
     const bool before = i > 0 && IsWordChar(b[i - 1]);
     if (before == IsWordChar(b[i])) continue;  // no \b here
     for (const auto marker : kMarkers) {
-      if (LiteralNoCase(b, i, marker)) return true;
+      if (StartsWithNoCase(b, i, marker)) return true;
     }
   }
   return false;
@@ -254,9 +225,9 @@ bool HasImportMarker(std::string_view b) {
     if (line_start) {
       line_start = false;
       for (const auto word : kWords) {
-        if (LiteralNoCase(b, i, word)) return true;
+        if (StartsWithNoCase(b, i, word)) return true;
       }
-      if (LiteralNoCase(b, i, "from")) {
+      if (StartsWithNoCase(b, i, "from")) {
         size_t j = i + 4;
         if (Spaces1(b, j)) {
           const size_t run = j;
@@ -265,7 +236,7 @@ bool HasImportMarker(std::string_view b) {
             if (IsJsSpace(NextCodePoint(b, k))) break;
             j = k;
           }
-          if (j > run && Spaces1(b, j) && LiteralNoCase(b, j, "import")) return true;
+          if (j > run && Spaces1(b, j) && StartsWithNoCase(b, j, "import")) return true;
         }
       }
     }
@@ -479,7 +450,7 @@ std::vector<bool (*)(std::string_view)> DefPatterns(std::string_view language) {
         size_t i = 0;
         if (!(Literal(l, i, "const") || Literal(l, i, "let") || Literal(l, i, "var"))) return false;
         if (!(Spaces1(l, i) && Word1(l, i) && CharAfterSpaces(l, i, '='))) return false;
-        const std::string_view rest = l.substr(SkipSpaces(l, i));
+        const std::string_view rest = l.substr(SkipJsSpaces(l, i));
         size_t j = 0;
         const bool async_function =
             Literal(rest, j, "async") && Spaces1(rest, j) && Literal(rest, j, "function");
@@ -522,7 +493,7 @@ std::vector<bool (*)(std::string_view)> DefPatterns(std::string_view language) {
       [](std::string_view l) {
         size_t i = 0;
         if (!Word1(l, i)) return false;
-        i = SkipSpaces(l, i);
+        i = SkipJsSpaces(l, i);
         Char(l, i, ':');
         return CharAfterSpaces(l, i, '=') && LiteralAfterSpaces(l, i, "function");
       },
@@ -569,7 +540,7 @@ std::vector<std::string> ExtractIndentedBlocks(const std::vector<std::string_vie
   bool in_block = false;
   for (const std::string_view line : lines) {
     const size_t indent = LeadingSpaceUnits(line);
-    const bool starts_with_indent = indent >= 2 && SkipSpaces(line, 0) < line.size();
+    const bool starts_with_indent = indent >= 2 && SkipJsSpaces(line, 0) < line.size();
     const std::string_view trimmed = JsTrim(line);
     const bool empty = trimmed.empty();
     bool likely_code = line.find_first_of("{}();=<>+-*/[]&|!?:") != std::string_view::npos;
@@ -602,12 +573,12 @@ std::vector<std::string> ExtractIndentedBlocks(const std::vector<std::string_vie
 std::optional<std::string> HeuristicExtractCode(std::string_view output, std::string_view language,
                                                 std::string_view function_name) {
   std::string_view normalized = JsTrim(output);
-  if (LiteralNoCase(normalized, 0, "answer")) {  // .replace(/^ANSWER\s*:\s*/i, '')
-    size_t i = SkipSpaces(normalized, 6);
-    if (Char(normalized, i, ':')) normalized = normalized.substr(SkipSpaces(normalized, i));
+  if (StartsWithNoCase(normalized, 0, "answer")) {  // .replace(/^ANSWER\s*:\s*/i, '')
+    size_t i = SkipJsSpaces(normalized, 6);
+    if (Char(normalized, i, ':')) normalized = normalized.substr(SkipJsSpaces(normalized, i));
   }
   normalized = JsTrim(normalized);
-  const std::vector<std::string_view> lines = SplitNewlines(normalized);
+  const std::vector<std::string_view> lines = SplitOnLineFeeds(normalized);
   if (!function_name.empty()) {
     for (const auto pattern : FuncPatterns(language)) {
       for (size_t i = 0; i < lines.size(); ++i) {
@@ -653,8 +624,8 @@ std::unordered_set<std::string_view> TrimmedLineSet(const std::vector<std::strin
 // distinct trimmed lines changed; 70 without sourceCode.
 int PatchQuality(std::string_view source, std::string_view patch) {
   if (source.empty()) return 70;
-  const auto source_set = TrimmedLineSet(SplitNewlines(source));
-  const auto patch_set = TrimmedLineSet(SplitNewlines(patch));
+  const auto source_set = TrimmedLineSet(SplitOnLineFeeds(source));
+  const auto patch_set = TrimmedLineSet(SplitOnLineFeeds(patch));
   size_t common = 0;
   for (const auto line : source_set) common += patch_set.count(line);
   const size_t unique = source_set.size() + patch_set.size() - common;
@@ -668,8 +639,8 @@ int PatchQuality(std::string_view source, std::string_view patch) {
 // lines: 0 when nothing changed; 95/80/60/40 below 20/40/70 % / above; 70 without sourceCode.
 int ScopeDiscipline(std::string_view source, std::string_view patch) {
   if (source.empty()) return 70;
-  const auto source_lines = SplitNewlines(source);
-  const auto patch_lines = SplitNewlines(patch);
+  const auto source_lines = SplitOnLineFeeds(source);
+  const auto patch_lines = SplitOnLineFeeds(patch);
   const auto source_set = TrimmedLineSet(source_lines);
   const auto patch_set = TrimmedLineSet(patch_lines);
   size_t changes = 0, source_len = 0;
@@ -1576,7 +1547,7 @@ bool MatchSlots(std::string_view s, size_t i, const std::vector<Slot>& slots, si
   if (k == slots.size()) return true;
   const Slot& slot = slots[k];
   // \s* takes every space: no literal that can follow it begins with one.
-  if (slot.options.empty()) return MatchSlots(s, SkipSpaces(s, i), slots, k + 1);
+  if (slot.options.empty()) return MatchSlots(s, SkipJsSpaces(s, i), slots, k + 1);
   for (const auto option : slot.options) {
     if (s.substr(i, option.size()) == option && MatchSlots(s, i + option.size(), slots, k + 1)) {
       return true;

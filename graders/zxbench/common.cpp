@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/js_value.h"
+
 namespace evalrun::zx {
 
 const nlohmann::json& Member(const nlohmann::json& object, const char* key) {
@@ -55,6 +57,39 @@ std::string NormalizeNewlines(std::string_view text) {
     }
   }
   return out;
+}
+
+bool IsWordChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool StartsWithNoCase(std::string_view s, size_t i, std::string_view lower) {
+  if (i > s.size() || s.size() - i < lower.size()) return false;
+  for (size_t k = 0; k < lower.size(); ++k) {
+    if (AsciiLower(s[i + k]) != lower[k]) return false;
+  }
+  return true;
+}
+
+size_t SkipJsSpaces(std::string_view s, size_t i) {
+  while (i < s.size()) {
+    size_t next = i;
+    if (!js::IsJsSpace(js::NextCodePoint(s, next))) break;
+    i = next;
+  }
+  return i;
+}
+
+std::vector<std::string_view> SplitOnLineFeeds(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  for (size_t nl; (nl = text.find('\n', start)) != std::string_view::npos; start = nl + 1) {
+    lines.push_back(text.substr(start, nl - start));
+  }
+  lines.push_back(text.substr(start));
+  return lines;
 }
 
 }  // namespace evalrun::zx

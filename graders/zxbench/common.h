@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -32,5 +33,18 @@ Grade StatusGrade(GradeStatus status, std::string reason,
 
 // text.replace(/\r\n?/g, '\n'): every CRLF and lone CR as LF.
 std::string NormalizeNewlines(std::string_view text);
+
+// ---- Hand-walked JavaScript patterns (valid UTF-8 in) -------------------------------------------
+
+// \w (and \b's notion of a word character) without the u flag.
+bool IsWordChar(char c);
+// An ASCII capital as its small letter; every other byte as it is.
+char AsciiLower(char c);
+// Whether s[i..] starts with `lower` (small ASCII letters), ignoring ASCII case (the i flag).
+bool StartsWithNoCase(std::string_view s, size_t i, std::string_view lower);
+// \s*: the index past the JavaScript white space starting at `i`.
+size_t SkipJsSpaces(std::string_view s, size_t i);
+// text.split('\n'): the lines, views into `text` ("\r" kept).
+std::vector<std::string_view> SplitOnLineFeeds(std::string_view text);
 
 }  // namespace evalrun::zx

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "graders/framework/regex.h"
+#include "graders/zxbench/common.h"
 #include "graders/zxbench/js_json.h"
 #include "graders/zxbench/js_regex.h"
 
@@ -16,10 +17,6 @@ namespace evalrun::zx {
 namespace {
 
 using js::ordered_json;
-
-bool IsWordChar(char c) {  // JavaScript's \w without the u flag
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;

@@ -47,7 +47,12 @@ using js::JsRound;
 using js::JsTrim;
 using js::ToWellFormedUtf8;
 using nlohmann::json;
+using zx::AsciiLower;
+using zx::IsWordChar;
 using zx::Member;
+using zx::SkipJsSpaces;
+using zx::SplitOnLineFeeds;
+using zx::StartsWithNoCase;
 
 constexpr std::string_view kName = "zxbench:project_repair";
 constexpr std::string_view kVersion = "1";
@@ -64,7 +69,7 @@ std::string ImageFor(const json& spec) {
       Member(spec, "language").is_string() && !spec["language"].get<std::string>().empty()
           ? spec["language"].get<std::string>()
           : "python";
-  for (char& c : lang) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (char& c : lang) c = AsciiLower(c);
   static const std::map<std::string, std::string> kImages = {
       {"python", "python:3.12-alpine"},
       {"javascript", "node:20-alpine"},
@@ -85,10 +90,6 @@ std::string ImageFor(const json& spec) {
 
 // ---- The reply: patchParser.ts ------------------------------------------------------------------
 
-bool IsWord(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 bool HasJsSpace(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     if (js::IsJsSpace(js::NextCodePoint(s, i))) return true;
@@ -107,7 +108,7 @@ std::string NormalizePath(std::string_view p) {
 // /\.\w{1,12}$/
 bool HasExtension(std::string_view s) {
   size_t n = 0;
-  while (n < s.size() && n <= 12 && IsWord(s[s.size() - 1 - n])) ++n;
+  while (n < s.size() && n <= 12 && IsWordChar(s[s.size() - 1 - n])) ++n;
   for (size_t k = 1; k <= std::min<size_t>(n, 12); ++k) {
     if (s.size() > k && s[s.size() - 1 - k] == '.') return true;
   }
@@ -120,7 +121,7 @@ bool LooksLikeFilePath(std::string_view s, bool had_file_label) {
   if (HasExtension(s)) return true;
   if (had_file_label) return true;
   std::string lower(s);
-  for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (char& c : lower) c = AsciiLower(c);
   for (std::string_view name : {"makefile", "dockerfile", ".gitignore", ".dockerignore", "license",
                                 "readme", "rakefile", "gemfile"}) {
     if (lower == name) return true;
@@ -128,28 +129,12 @@ bool LooksLikeFilePath(std::string_view s, bool had_file_label) {
   return false;
 }
 
-size_t SkipSpaces(std::string_view s, size_t i) {
-  while (i < s.size()) {
-    size_t next = i;
-    if (!js::IsJsSpace(js::NextCodePoint(s, next))) break;
-    i = next;
-  }
-  return i;
-}
-
 // /^(?:file|File|文件)\s*:\s*/i: the length of the label, or 0.
 size_t FileLabel(std::string_view h) {
   for (std::string_view label : {"file", "文件"}) {
-    if (h.size() < label.size()) continue;
-    bool same = true;
-    for (size_t k = 0; k < label.size(); ++k) {
-      char c = h[k];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      same = same && c == label[k];
-    }
-    if (!same) continue;
-    const size_t p = SkipSpaces(h, label.size());
-    if (p < h.size() && h[p] == ':') return SkipSpaces(h, p + 1);
+    if (!StartsWithNoCase(h, 0, label)) continue;
+    const size_t p = SkipJsSpaces(h, label.size());
+    if (p < h.size() && h[p] == ':') return SkipJsSpaces(h, p + 1);
   }
   return 0;
 }
@@ -165,7 +150,7 @@ std::optional<std::string> PathFromHeading(std::string_view heading) {
     const size_t digits = p;
     while (p < h.size() && h[p] >= '0' && h[p] <= '9') ++p;
     if (p > digits && p < h.size() && (h[p] == '.' || h[p] == ')'))
-      h = h.substr(SkipSpaces(h, p + 1));
+      h = h.substr(SkipJsSpaces(h, p + 1));
   }
   if (const size_t label = FileLabel(h); label > 0) h = h.substr(label);
   h = JsTrim(h);
@@ -201,23 +186,11 @@ std::optional<std::string> PathFromHeading(std::string_view heading) {
   return path;
 }
 
-std::vector<std::string_view> SplitLines(std::string_view s) {
-  std::vector<std::string_view> out;
-  size_t begin = 0;
-  while (true) {
-    const size_t nl = s.find('\n', begin);
-    out.push_back(
-        s.substr(begin, nl == std::string_view::npos ? std::string_view::npos : nl - begin));
-    if (nl == std::string_view::npos) return out;
-    begin = nl + 1;
-  }
-}
-
 // /```[\w+-]*\s*\n([\s\S]*?)```/ from `from`: the body and where the match ends.
 std::optional<std::pair<std::string_view, size_t>> FirstBlock(std::string_view s, size_t from) {
   for (size_t i = s.find("```", from); i != std::string_view::npos; i = s.find("```", i + 1)) {
     size_t p = i + 3;
-    while (p < s.size() && (IsWord(s[p]) || s[p] == '+' || s[p] == '-')) ++p;
+    while (p < s.size() && (IsWordChar(s[p]) || s[p] == '+' || s[p] == '-')) ++p;
     // \s*\n: white space holding a line feed; the body starts after its last one. ([\w+-]* is
     // greedy and \s never matches a word character, so no other split can succeed.)
     size_t newline = std::string_view::npos;
@@ -260,8 +233,8 @@ std::vector<std::pair<std::string, std::string>> ParseFileBlocks(std::string_vie
     if (!cur->body.empty()) cur->body += '\n';
     cur->body.append(line);
   };
-  for (std::string_view line : SplitLines(output)) {
-    if (line.substr(SkipSpaces(line, 0), 3) == "```") {  // /^\s*```/
+  for (std::string_view line : SplitOnLineFeeds(output)) {
+    if (line.substr(SkipJsSpaces(line, 0), 3) == "```") {  // /^\s*```/
       in_fence = !in_fence;
       append(line);
       continue;
@@ -270,7 +243,7 @@ std::vector<std::pair<std::string, std::string>> ParseFileBlocks(std::string_vie
       size_t hashes = 0;
       while (hashes < line.size() && hashes < 7 && line[hashes] == '#') ++hashes;
       if (hashes >= 1 && hashes <= 6) {
-        size_t text = SkipSpaces(line, hashes);
+        size_t text = SkipJsSpaces(line, hashes);
         // \s+ gives one white space character back when nothing else follows.
         if (text == line.size() && text >= hashes + 2 && line[text - 1] == ' ') --text;
         // (.+)$: at least one character, none a line terminator ('.' refuses \r, U+2028/9).
@@ -299,19 +272,19 @@ std::vector<std::pair<std::string, std::string>> ParseFileBlocks(std::string_vie
     const auto block = FirstBlock(output, from);
     if (!block) break;
     from = block->second;
-    const std::vector<std::string_view> lines = SplitLines(block->first);
+    const std::vector<std::string_view> lines = SplitOnLineFeeds(block->first);
     const auto first = std::find_if(lines.begin(), lines.end(),
                                     [](std::string_view l) { return !JsTrim(l).empty(); });
     if (first == lines.end()) continue;
     // /^\s*#\s+([\w./\-]+\.\w{1,12})\s*$/
     std::string_view l = *first;
-    size_t p = SkipSpaces(l, 0);
+    size_t p = SkipJsSpaces(l, 0);
     if (p >= l.size() || l[p] != '#') continue;
-    const size_t name_at = SkipSpaces(l, p + 1);
+    const size_t name_at = SkipJsSpaces(l, p + 1);
     if (name_at == p + 1) continue;
     size_t q = name_at;
-    while (q < l.size() && (IsWord(l[q]) || l[q] == '.' || l[q] == '/' || l[q] == '-')) ++q;
-    if (SkipSpaces(l, q) != l.size()) continue;
+    while (q < l.size() && (IsWordChar(l[q]) || l[q] == '.' || l[q] == '/' || l[q] == '-')) ++q;
+    if (SkipJsSpaces(l, q) != l.size()) continue;
     std::string_view name = l.substr(name_at, q - name_at);
     // [\w./\-]+\.\w{1,12}: the extension's dot is not the name's first character.
     const size_t dot = name.rfind('.');
@@ -385,7 +358,7 @@ std::optional<std::string> ContainerPath(const std::string& path) {
     if (end == std::string::npos) end = normal.size();
     const std::string part = normal.substr(begin, end - begin);
     std::string lower = part;
-    for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    for (char& c : lower) c = AsciiLower(c);
     const std::string stem = lower.substr(0, lower.find('.'));
     const bool device =
         stem == "con" || stem == "prn" || stem == "aux" || stem == "nul" ||

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/js_value.h"
+#include "graders/zxbench/common.h"
 
 namespace evalrun::zx {
 namespace {
@@ -134,17 +135,7 @@ class XmlReader {
   // character an XML Char.
   bool Prepare() {
     if (s_.compare(0, 3, "\xEF\xBB\xBF") == 0) s_.erase(0, 3);
-    std::string out;
-    out.reserve(s_.size());
-    for (size_t k = 0; k < s_.size(); ++k) {
-      if (s_[k] == '\r') {
-        out += '\n';
-        if (k + 1 < s_.size() && s_[k + 1] == '\n') ++k;
-      } else {
-        out += s_[k];
-      }
-    }
-    s_ = std::move(out);
+    s_ = NormalizeNewlines(s_);
     for (size_t k = 0; k < s_.size();) {
       const size_t at = k;
       if (!IsXmlChar(NextCodePoint(s_, k))) {

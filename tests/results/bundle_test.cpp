@@ -12,6 +12,8 @@
 
 #include "tests/support/catch.h"
 
+#include "core/base64.h"
+
 #include "core/canonical_json.h"
 #include "core/error.h"
 #include "core/sha256.h"
