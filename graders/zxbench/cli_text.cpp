@@ -166,7 +166,7 @@ bool CommandLine(std::string_view line) {
 std::string SelectCommandBlock(std::string_view text) {
   const std::string normalized(JsTrim(NormalizeNewlines(text)));
   if (normalized.empty()) return "";
-  for (std::string_view line : SplitOnLineFeeds(normalized)) {
+  for (std::string_view line : JsSplit(normalized, '\n')) {
     if (CommandLine(JsTrim(line))) return normalized;
   }
   return "";
@@ -192,7 +192,7 @@ std::string_view StripAnswerLabel(std::string_view line) {
 std::string SelectCommandLine(std::string_view text) {
   const std::string normalized = NormalizeNewlines(text);
   std::string_view last;
-  for (std::string_view line : SplitOnLineFeeds(normalized)) {
+  for (std::string_view line : JsSplit(normalized, '\n')) {
     const std::string_view candidate = JsTrim(StripAnswerLabel(JsTrim(line)));
     if (CommandLine(candidate)) last = candidate;
   }

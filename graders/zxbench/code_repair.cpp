@@ -74,7 +74,7 @@ using zx::AsciiLower;
 using zx::IsWordChar;
 using zx::Member;
 using zx::SkipJsSpaces;
-using zx::SplitOnLineFeeds;
+using zx::JsSplit;
 using zx::StartsWithNoCase;
 using zx::PredicateHolds;
 using zx::ValidPredicate;
@@ -578,7 +578,7 @@ std::optional<std::string> HeuristicExtractCode(std::string_view output, std::st
     if (Char(normalized, i, ':')) normalized = normalized.substr(SkipJsSpaces(normalized, i));
   }
   normalized = JsTrim(normalized);
-  const std::vector<std::string_view> lines = SplitOnLineFeeds(normalized);
+  const std::vector<std::string_view> lines = JsSplit(normalized, '\n');
   if (!function_name.empty()) {
     for (const auto pattern : FuncPatterns(language)) {
       for (size_t i = 0; i < lines.size(); ++i) {
@@ -624,8 +624,8 @@ std::unordered_set<std::string_view> TrimmedLineSet(const std::vector<std::strin
 // distinct trimmed lines changed; 70 without sourceCode.
 int PatchQuality(std::string_view source, std::string_view patch) {
   if (source.empty()) return 70;
-  const auto source_set = TrimmedLineSet(SplitOnLineFeeds(source));
-  const auto patch_set = TrimmedLineSet(SplitOnLineFeeds(patch));
+  const auto source_set = TrimmedLineSet(JsSplit(source, '\n'));
+  const auto patch_set = TrimmedLineSet(JsSplit(patch, '\n'));
   size_t common = 0;
   for (const auto line : source_set) common += patch_set.count(line);
   const size_t unique = source_set.size() + patch_set.size() - common;
@@ -639,8 +639,8 @@ int PatchQuality(std::string_view source, std::string_view patch) {
 // lines: 0 when nothing changed; 95/80/60/40 below 20/40/70 % / above; 70 without sourceCode.
 int ScopeDiscipline(std::string_view source, std::string_view patch) {
   if (source.empty()) return 70;
-  const auto source_lines = SplitOnLineFeeds(source);
-  const auto patch_lines = SplitOnLineFeeds(patch);
+  const auto source_lines = JsSplit(source, '\n');
+  const auto patch_lines = JsSplit(patch, '\n');
   const auto source_set = TrimmedLineSet(source_lines);
   const auto patch_set = TrimmedLineSet(patch_lines);
   size_t changes = 0, source_len = 0;

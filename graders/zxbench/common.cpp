@@ -82,14 +82,14 @@ size_t SkipJsSpaces(std::string_view s, size_t i) {
   return i;
 }
 
-std::vector<std::string_view> SplitOnLineFeeds(std::string_view text) {
-  std::vector<std::string_view> lines;
+std::vector<std::string_view> JsSplit(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
   size_t start = 0;
-  for (size_t nl; (nl = text.find('\n', start)) != std::string_view::npos; start = nl + 1) {
-    lines.push_back(text.substr(start, nl - start));
+  for (size_t at; (at = text.find(separator, start)) != std::string_view::npos; start = at + 1) {
+    parts.push_back(text.substr(start, at - start));
   }
-  lines.push_back(text.substr(start));
-  return lines;
+  parts.push_back(text.substr(start));
+  return parts;
 }
 
 }  // namespace evalrun::zx

@@ -44,7 +44,8 @@ char AsciiLower(char c);
 bool StartsWithNoCase(std::string_view s, size_t i, std::string_view lower);
 // \s*: the index past the JavaScript white space starting at `i`.
 size_t SkipJsSpaces(std::string_view s, size_t i);
-// text.split('\n'): the lines, views into `text` ("\r" kept).
-std::vector<std::string_view> SplitOnLineFeeds(std::string_view text);
+// text.split(separator) for a one-character separator: the parts, views into `text` (an empty
+// text is one empty part).
+std::vector<std::string_view> JsSplit(std::string_view text, char separator);
 
 }  // namespace evalrun::zx

@@ -152,16 +152,6 @@ std::string_view TypeOf(const json* v) {
   return JsonType(v);
 }
 
-std::vector<std::string_view> SplitDots(std::string_view path) {  // path.split('.')
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  for (size_t dot; (dot = path.find('.', start)) != std::string_view::npos; start = dot + 1) {
-    parts.push_back(path.substr(start, dot - start));
-  }
-  parts.push_back(path.substr(start));
-  return parts;
-}
-
 // parseInt(part, 10) used as an array index: nullopt for NaN and for indices no array has.
 std::optional<size_t> ParseIntIndex(std::string_view part) {
   size_t i = 0;
@@ -190,7 +180,7 @@ std::optional<size_t> ParseIntIndex(std::string_view part) {
 const json* GetNestedValue(const json* root, std::string_view path) {
   if (path == kRoot) return root;
   const json* current = root;
-  for (std::string_view part : SplitDots(path)) {
+  for (std::string_view part : zx::JsSplit(path, '.')) {
     if (current == nullptr || current->is_null()) return nullptr;
     if (current->is_array()) {
       const auto index = ParseIntIndex(part);
@@ -215,7 +205,7 @@ bool AllDigits(std::string_view s) {
 bool HasNestedPath(const json* root, std::string_view path) {
   if (path == kRoot) return root != nullptr;
   const json* current = root;
-  for (std::string_view part : SplitDots(path)) {
+  for (std::string_view part : zx::JsSplit(path, '.')) {
     if (current != nullptr && current->is_array()) {
       if (!AllDigits(part)) return false;
       const auto index = ParseIntIndex(part);  // Number(part) for digits

@@ -51,7 +51,7 @@ using zx::AsciiLower;
 using zx::IsWordChar;
 using zx::Member;
 using zx::SkipJsSpaces;
-using zx::SplitOnLineFeeds;
+using zx::JsSplit;
 using zx::StartsWithNoCase;
 
 constexpr std::string_view kName = "zxbench:project_repair";
@@ -233,7 +233,7 @@ std::vector<std::pair<std::string, std::string>> ParseFileBlocks(std::string_vie
     if (!cur->body.empty()) cur->body += '\n';
     cur->body.append(line);
   };
-  for (std::string_view line : SplitOnLineFeeds(output)) {
+  for (std::string_view line : JsSplit(output, '\n')) {
     if (line.substr(SkipJsSpaces(line, 0), 3) == "```") {  // /^\s*```/
       in_fence = !in_fence;
       append(line);
@@ -272,7 +272,7 @@ std::vector<std::pair<std::string, std::string>> ParseFileBlocks(std::string_vie
     const auto block = FirstBlock(output, from);
     if (!block) break;
     from = block->second;
-    const std::vector<std::string_view> lines = SplitOnLineFeeds(block->first);
+    const std::vector<std::string_view> lines = JsSplit(block->first, '\n');
     const auto first = std::find_if(lines.begin(), lines.end(),
                                     [](std::string_view l) { return !JsTrim(l).empty(); });
     if (first == lines.end()) continue;
