@@ -156,15 +156,31 @@ fs::path WorkDir(const Scratch& scratch, const SandboxRun& run) {
   return run.workspace.empty() ? scratch.work() : fs::path(run.workspace);
 }
 
-std::string PrepareRun(const Scratch& scratch, const SandboxRun& run) {
-  // The working copy's place inside: one new top-level directory, never over the system's own.
-  const std::string& inside = run.work_path;
+// One new top-level directory, never over the system's own.
+bool NewTopLevelPath(const std::string& inside) {
   static const char* const kTaken[] = {"usr", "etc", "bin", "sbin", "lib", "lib32", "lib64",
                                        "libx32", "proc", "dev", "tmp"};
-  if (inside.size() < 2 || inside[0] != '/' || !SafeRelativePath(inside.substr(1)) ||
-      inside.find('/', 1) != std::string::npos ||
-      std::find(std::begin(kTaken), std::end(kTaken), inside.substr(1)) != std::end(kTaken)) {
+  return inside.size() >= 2 && inside[0] == '/' && SafeRelativePath(inside.substr(1)) &&
+         inside.find('/', 1) == std::string::npos &&
+         std::find(std::begin(kTaken), std::end(kTaken), inside.substr(1)) == std::end(kTaken);
+}
+
+std::string PrepareRun(const Scratch& scratch, const SandboxRun& run) {
+  // The working copy's place inside.
+  const std::string& inside = run.work_path;
+  if (!NewTopLevelPath(inside)) {
     return "work path '" + inside + "' must be a new top-level directory such as /workspace";
+  }
+  if (!run.cache.empty()) {
+    if (!NewTopLevelPath(run.cache_path) || run.cache_path == inside) {
+      return "cache path '" + run.cache_path +
+             "' must be a new top-level directory such as /cache, apart from the work path";
+    }
+    std::error_code ec;
+    if (!fs::is_directory(run.cache, ec)) return "cache '" + run.cache + "' is not a directory";
+    if (RunningAsRoot() && lchown(run.cache.c_str(), kSandboxUid, kSandboxGid) != 0) {
+      return std::string("cannot chown the cache: ") + std::strerror(errno);
+    }
   }
   if (!run.workspace.empty()) {
     std::error_code ec;
@@ -808,6 +824,7 @@ class BubblewrapSandbox : public Sandbox {
       const std::string inside = inside_work + "/" + name;
       args.insert(args.end(), {"--ro-bind", (WorkDir(scratch, run) / name).string(), inside});
     }
+    if (!run.cache.empty()) args.insert(args.end(), {"--bind", run.cache, run.cache_path});
     args.insert(args.end(), {"--chdir", inside_work, "--remount-ro", "/", "--"});
     args.insert(args.end(), run.argv.begin(), run.argv.end());
     return Launch{bwrap_, std::move(args), SandboxEnv("/"), "", run.limits};

@@ -40,6 +40,13 @@ struct SandboxRun {
   // code written against a container's layout. Only a sandbox that relocates() honours it; the
   // unsafe one runs in the working copy's host path.
   std::string work_path = "/work";
+  // When set, this host directory is bound writable at `cache_path` (an absolute top-level path
+  // such as /cache; a sandbox that does not relocate shows it at its host path): a cache that a
+  // trusted tool keeps across runs, Go's build cache. Every run that names it shares it, so never
+  // give it to a run that executes the model's program: what one run writes there, the next one
+  // trusts. When evalrun runs as root, the directory is handed to the sandbox user.
+  std::string cache;
+  std::string cache_path = "/cache";
 };
 
 struct SandboxResult {

@@ -3,8 +3,9 @@
 # the same package names), from the distribution's own packages.
 # python3-yaml parses zx-bench's YAML answers (structured_contract) in the sandbox; node-typescript
 # turns zx-bench's TypeScript repairs (code_repair) into JavaScript there; default-jdk-headless
-# compiles and runs its Java repairs, mono-mcs with Mono's System.Net.Http its C# ones; busybox
-# stands in for the Alpine image its shell tasks (cli_command) run in.
+# compiles and runs its Java repairs, mono-mcs with Mono's System.Net.Http its C# ones, golang-go
+# (with gcc, for -race) its Go ones; busybox stands in for the Alpine image its shell tasks
+# (cli_command) run in.
 # clang and libclang-rt-dev (libFuzzer's runtime) are for scripts/fuzz.sh: Debian 12 gives clang
 # 14, Debian 13 clang 19, both through these same metapackage names.
 # Safe to run again; needs root (or sudo).
@@ -15,7 +16,7 @@ packages=(
   libcurl4-openssl-dev libyaml-cpp-dev nlohmann-json3-dev libgit2-dev libsqlite3-dev
   catch2 libcli11-dev libfmt-dev libssl-dev libpcre2-dev bubblewrap ccache
   python3-yaml node-typescript default-jdk-headless
-  mono-mcs mono-runtime libmono-system-net-http4.0-cil busybox
+  mono-mcs mono-runtime libmono-system-net-http4.0-cil golang-go gcc busybox
   chromium
   clang libclang-rt-dev
 )

@@ -56,6 +56,7 @@
 #include "plugins/sandbox.h"
 #include "graders/zxbench/common.h"
 #include "graders/zxbench/csharp_contract.h"
+#include "graders/zxbench/go_contract.h"
 #include "graders/zxbench/java_contract.h"
 #include "graders/zxbench/node_contracts.h"
 #include "graders/zxbench/sql_contract.h"
@@ -796,7 +797,8 @@ enum class ContractKind {
   kTypescriptJson,
   kSqlJson,
   kJavaJson,
-  kCsharpJson
+  kCsharpJson,
+  kGoJson
 };
 
 // The adapter-driven contract kinds evalrun runs, each for one language.
@@ -816,6 +818,7 @@ const AdapterKind kAdapterKinds[] = {
     {"isolatedSqlJson", ContractKind::kSqlJson, zx::ValidSqlJsonContract, "sql"},
     {"isolatedJavaJson", ContractKind::kJavaJson, zx::ValidJavaJsonContract, "java"},
     {"isolatedCsharpJson", ContractKind::kCsharpJson, zx::ValidCsharpJsonContract, "csharp", "c#"},
+    {"isolatedGoJson", ContractKind::kGoJson, zx::ValidGoJsonContract, "go", "golang"},
 };
 
 struct Availability {
@@ -900,7 +903,9 @@ std::string UnrunnableContract(const json& contract, const std::string& language
                         (protocol == "isolated-typescript-json-v1" && language == "typescript") ||
                         (protocol == "isolated-sql-json-v1" && language == "sql") ||
                         ((protocol == "isolated-java-json-v1" || protocol == "isolated-java-json-v2") &&
-                         language == "java");
+                         language == "java") ||
+                        ((protocol == "isolated-go-json-v1" || protocol == "isolated-go-json-v2") &&
+                         (language == "go" || language == "golang"));
   // (C#'s protocols returned above.)
   if (runnable) return {};
   return "evalrun does not run " + protocol + " contracts for " + language +
@@ -1206,6 +1211,9 @@ Runtime RuntimeFor(std::string_view language, ContractKind kind = ContractKind::
                      "Candidate.cs", {"sh", "-c", build}, {"sh", "-c", build + "; mono app.exe"},
                      "Driver.cs",  "",            4L << 30};
     }
+    case ContractKind::kGoJson:
+      // Built and run by zx::RunGoProgram: main.go is the whole program, the patch inside it.
+      return Runtime{kind, "go", "golang-go", "main.go", {"go"}, {}, "main.go", "", 8L << 30};
     case ContractKind::kIsolatedJson:
       break;
   }
@@ -1216,11 +1224,12 @@ Runtime RuntimeFor(std::string_view language, ContractKind kind = ContractKind::
 }
 
 // Why `runtime` cannot run on this host, naming the package to install ("" when it can).
-std::string MissingRuntime(const Runtime& runtime) {
+std::string MissingRuntime(const Runtime& runtime, const json* contract) {
   if (FindSandboxProgram(runtime.program).empty()) {
     return std::string(runtime.program) + " is not installed (install Debian's " +
            runtime.package + " package)";
   }
+  if (runtime.kind == ContractKind::kGoJson) return zx::GoUnavailable(*contract);
   if (runtime.kind == ContractKind::kJavaJson && FindSandboxProgram("java").empty()) {
     return "java is not installed (install Debian's default-jdk-headless package)";
   }
@@ -1262,6 +1271,8 @@ SandboxLimits CaseLimits(const Runtime& runtime, const json& contract) {
       break;
     case ContractKind::kCsharpJson:
       timeout_seconds = zx::CsharpContractAdvanced(contract) ? 30 : 15;
+      break;
+    case ContractKind::kGoJson:  // zx::RunGoProgram sets its own
       break;
   }
   limits.wall_seconds = timeout_seconds + 5;
@@ -1426,6 +1437,10 @@ std::string DriverSource(const Runtime& runtime, const json& contract, const jso
 // One case in its own sandbox: the candidate module, the driver and the case's input.
 SandboxResult RunCase(const Sandbox& sandbox, const Runtime& runtime, const std::string& module,
                       const json& contract, const json& c) {
+  if (runtime.kind == ContractKind::kGoJson) {
+    return zx::RunGoProgram(sandbox, zx::GoProgramSource(module, contract, c["calls"]), contract,
+                            /*build_only=*/false);
+  }
   SandboxRun run;
   run.argv = runtime.run_argv;
   // The TypeScript cases import the transpiled module.
@@ -1475,7 +1490,12 @@ Suite RunSuite(const Sandbox& sandbox, const Runtime& runtime, const std::string
           DriverSource(runtime, contract, contract["cases"][0]["calls"]);
     }
     check.limits = typescript ? TranspileLimits(runtime) : CaseLimits(runtime, contract);
-    suite.syntax = sandbox.Run(check);
+    suite.syntax = runtime.kind == ContractKind::kGoJson  // built with the first case's calls
+                       ? zx::RunGoProgram(sandbox,
+                                          zx::GoProgramSource(candidate, contract,
+                                                              contract["cases"][0]["calls"]),
+                                          contract, /*build_only=*/true)
+                       : sandbox.Run(check);
     ++suite.runs;
     suite.wall_seconds += suite.syntax.wall_seconds;
     if (NeverStarted(suite.syntax)) {
@@ -1800,7 +1820,8 @@ class ZxCodeRepairGrader final : public Grader {
     if (std::string why = UnrunnableContract(*availability.contract, language); !why.empty()) {
       return why;
     }
-    return MissingRuntime(RuntimeFor(language, availability.kind, availability.contract));
+    return MissingRuntime(RuntimeFor(language, availability.kind, availability.contract),
+                          availability.contract);
   }
 
   Grade Run(const json& spec, const Answer& answer, const GradeContext& context) const override {
@@ -1856,7 +1877,7 @@ class ZxCodeRepairGrader final : public Grader {
     }
     if (auto why = sandbox->Unavailable()) return zx::StatusGrade(GradeStatus::kSkipped, *why);
     const Runtime runtime = RuntimeFor(language, availability.kind, &contract);
-    if (std::string why = MissingRuntime(runtime); !why.empty()) {
+    if (std::string why = MissingRuntime(runtime, &contract); !why.empty()) {
       return zx::StatusGrade(GradeStatus::kSkipped, why);
     }
 
@@ -1903,6 +1924,10 @@ class ZxCodeRepairGrader final : public Grader {
                            {"patch_quality", patch_quality},
                            {"scope_discipline", scope}};
     evidence["compiled"] = suite.compiled;
+    if (runtime.kind == ContractKind::kGoJson) {  // zx-bench's image, and what stood in for it
+      evidence["image"] = "zxbench/go:1.21-gcc";
+      evidence["host_runtime"] = zx::GoVersion() + (zx::GoContractAdvanced(contract) ? " -race" : "");
+    }
     if (!suite.compiled) {
       evidence["syntax_check"] = RunEvidence(suite.syntax, runtime.output_bytes);
     }

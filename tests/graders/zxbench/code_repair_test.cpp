@@ -35,6 +35,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -48,6 +49,7 @@
 #include "core/error.h"
 #include "graders/builtin.h"
 #include "graders/grader.h"
+#include "graders/zxbench/go_contract.h"
 #include "plugins/sandbox.h"
 #include "tests/support/fixtures.h"
 
@@ -555,9 +557,9 @@ TEST_CASE("zx code_repair: entries zx-bench leaves unmeasured are skipped with i
         "zx-bench leaves this entry unmeasured: the entry names more than one execution "
         "contract (不能同时指定多个执行观测协议)");
   json other = no_contract;
-  other["requirements"]["isolatedGoJson"] = json::object();  // a kind evalrun does not run
+  other["requirements"]["isolatedPhpJson"] = json::object();  // a kind evalrun does not run
   CHECK(reason_for(other, "no code here") ==
-        "evalrun does not run zx-bench's isolatedGoJson contracts");
+        "evalrun does not run zx-bench's isolatedPhpJson contracts");
   // Valid for zx-bench, not runnable here: after extraction (no code would still score 0).
   json typescript = entry;
   typescript["language"] = "typescript";
@@ -1349,6 +1351,263 @@ TEST_CASE("zx code_repair: isolated-csharp-json contracts are checked as zx-benc
           "adapter needs Span<T>");
     contract["protocol"] = "isolated-csharp-json-v1";
     CHECK(CodeRepair().Unrunnable(entry) == unmeasured);  // v2 only
+  }
+}
+
+// ---- requirements.isolatedGoJson (isolated-go-json-v1, v2 with -race), on real entries --------
+// Source: isolatedGoJson.ts at 22bb91d1 (zx-bench builds with Go 1.21 in a fresh container;
+// evalrun with the host's go, its build cache warmed, the model's code compiled as Go 1.21).
+// main.go is the harness's imports, the patch verbatim, the adapter's helper and a main that
+// prints one JSON array. The counts follow Go's rules: s[:n] shares the array, '-' - '0' is -3,
+// strconv is not among the harness's imports, wg.Wait before anyone reads an unbuffered channel
+// deadlocks, ranging over a nil channel blocks for ever, and a goroutine that captures the loop
+// variable sees one variable for the whole loop (a race under -race) in Go 1.21.
+bool GoInstalled() { return !FindSandboxProgram("go").empty() && !FindSandboxProgram("gcc").empty(); }
+
+constexpr const char* kFanInFix = R"(func FanIn(chans []<-chan int) <-chan int {
+	out := make(chan int)
+	var wg sync.WaitGroup
+	for _, ch := range chans {
+		if ch == nil {
+			continue
+		}
+		wg.Add(1)
+		go func(c <-chan int) {
+			defer wg.Done()
+			for v := range c {
+				out <- v
+			}
+		}(ch)
+	}
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	return out
+})";
+
+TEST_CASE("zx code_repair: isolated-go-json adapters on real entries", "[graders][zxbench]") {
+  struct Row {
+    const char* id;
+    const char* name;
+    std::string code;  // "" : the entry's own sourceCode
+    int passed;
+    bool compiled;
+  };
+  std::string no_nil_skip = kFanInFix;
+  no_nil_skip.erase(no_nil_skip.find("\t\tif ch == nil"), std::strlen("\t\tif ch == nil {\n\t\t\tcontinue\n\t\t}\n"));
+  std::string captured = kFanInFix;
+  captured.replace(captured.find("go func(c <-chan int)"), std::strlen("go func(c <-chan int)"),
+                   "go func()");
+  captured.replace(captured.find("range c {"), std::strlen("range c {"), "range ch {");
+  captured.replace(captured.find("}(ch)"), std::strlen("}(ch)"), "}()");
+  const std::vector<Row> rows = {
+      {"CP-L2-GO-001", "a copy", "func CopyPrefix(s []int, n int) []int {\n\tout := make([]int, n)\n"
+       "\tcopy(out, s[:n])\n\treturn out\n}", 2, true},
+      // s[:n] shares the array: c[0] = 99 changes orig[0]. len of the n = 0 prefix is 0.
+      {"CP-L2-GO-001", "as given", "", 1, true},
+      {"CP-L2-GO-001", "a package clause", "package main\nfunc CopyPrefix(s []int, n int) []int "
+       "{ return append([]int(nil), s[:n]...) }", 0, false},
+      {"CP-L2-TD-GO-001", "sign and errors", "func Atoi(s string) (int, error) {\n"
+       "\tneg := len(s) > 0 && s[0] == '-'\n\tif neg {\n\t\ts = s[1:]\n\t}\n"
+       "\tif s == \"\" {\n\t\treturn 0, errors.New(\"empty\")\n\t}\n\tn := 0\n"
+       "\tfor _, c := range s {\n\t\tif c < '0' || c > '9' {\n"
+       "\t\t\treturn 0, fmt.Errorf(\"bad digit %q\", c)\n\t\t}\n\t\tn = n*10 + int(c-'0')\n\t}\n"
+       "\tif neg {\n\t\tn = -n\n\t}\n\treturn n, nil\n}", 3, true},
+      // "-45" gives -255 ('-' - '0' is -3) and "1a2" no error: only "123" holds.
+      {"CP-L2-TD-GO-001", "as given", "", 1, true},
+      // strconv is not imported by the harness: undefined.
+      {"CP-L2-TD-GO-001", "strconv", "func Atoi(s string) (int, error) { return strconv.Atoi(s) }",
+       0, false},
+      {"CP-L3-GO-003", "skip nil, close after Wait", kFanInFix, 4, true},
+      // wg.Wait before anyone reads: stuck as soon as a channel has a value (until the 12 s
+      // limit: under -race Go does not report the deadlock); no channels: [].
+      {"CP-L3-GO-003", "as given", "", 1, true},
+      // The nil channel's goroutine blocks for ever: that case runs into the limit.
+      {"CP-L3-GO-003", "nil channels kept", no_nil_skip, 3, true},
+      // One ch for the whole loop in Go 1.21: with 64 channels the goroutines race on it.
+      {"CP-L3-GO-003", "the loop variable captured", captured, 3, true},
+  };
+  for (const Row& row : rows) {
+    SECTION(std::string(row.id) + ": " + row.name) {
+      const json entry = MoreEntry(row.id);
+      const std::string code = row.code.empty() ? entry["sourceCode"].get<std::string>() : row.code;
+      const Grade grade = RunGrader(entry, Fenced(code, "go"), &Bubblewrap());
+      if (auto why = Bubblewrap().Unavailable()) {
+        CHECK(grade.status == GradeStatus::kSkipped);
+        return;
+      }
+      if (FindSandboxProgram("go").empty()) {
+        CHECK(CodeRepair().Unrunnable(entry) ==
+              "go is not installed (install Debian's golang-go package)");
+        WARN("no Go here, isolatedGoJson not tested");
+        return;
+      }
+      if (!GoInstalled()) return;
+      CHECK(CodeRepair().Unrunnable(entry).empty());
+      INFO(grade.reason << "\n" << grade.evidence.dump(2));
+      REQUIRE(grade.status == GradeStatus::kGraded);
+      const bool race = std::string(row.id) == "CP-L3-GO-003";
+      CHECK(grade.evidence["protocol"] == (race ? "isolated-go-json-v2" : "isolated-go-json-v1"));
+      CHECK(grade.evidence["image"] == "zxbench/go:1.21-gcc");
+      const std::string host_runtime = grade.evidence["host_runtime"].get<std::string>();
+      CHECK_THAT(host_runtime, Catch::StartsWith("go1."));
+      CHECK((host_runtime.find(" -race") != std::string::npos) == race);
+      const int total_cases = CheckIsolatedScore(grade, row.passed, row.compiled);
+      // One compile step, then a build and a run per case (none when the first step fails).
+      CHECK(grade.evidence["sandbox_runs"] == (row.compiled ? total_cases + 1 : 1));
+    }
+  }
+}
+
+// zx-bench's own controls for its Go harness (isolatedGoJsonGold.ts, tests/fixtures/zx-bench/
+// go_pilots.json): one pilot per adapter, each with a correct solution that must pass every
+// hidden and development case and a mutant that must fail one. The mutants are the bugs the
+// adapters exist to catch: a send after wg.Wait, a goroutine left blocked, an unguarded
+// counter under -race, a loop variable captured (Go 1.21's one variable per loop), an aliased
+// slice, %v for %w, a missing sign.
+TEST_CASE("zx code_repair: zx-bench's Go pilots: correct solutions pass, mutants fail",
+          "[graders][zxbench]") {
+  if (Bubblewrap().Unavailable() || !GoInstalled()) return;
+  const json pilots = json::parse(testing::ReadFixture("zx-bench/go_pilots.json"));
+  REQUIRE(pilots.size() == 7);
+  for (const json& pilot : pilots) {
+    SECTION(pilot["id"].get<std::string>()) {
+      json entry = MoreEntry("CP-L2-GO-001");
+      json contract = pilot["contract"];
+      for (const json& c : pilot["developmentCases"]) contract["cases"].push_back(c);
+      entry["id"] = pilot["id"];
+      entry["functionName"] = contract["entrypoint"];
+      entry["sourceCode"] = pilot["mutant"];
+      entry["hiddenTests"] = json::array();
+      for (const json& c : contract["cases"]) entry["hiddenTests"].push_back({{"id", c["id"]}});
+      entry["requirements"] = {{"isolatedGoJson", contract}};
+      REQUIRE(CodeRepair().Unrunnable(entry).empty());
+      const Grade correct =
+          RunGrader(entry, Fenced(pilot["correct"].get<std::string>(), "go"), &Bubblewrap());
+      INFO(correct.reason << "\n" << correct.evidence.dump(2));
+      REQUIRE(correct.status == GradeStatus::kGraded);
+      CHECK(correct.evidence["tests_passed"] == contract["cases"].size());
+      // The fan-in mutant is the real entry's own code, graded above: its three cases run into
+      // the 12 s limit (-race keeps Go from seeing the deadlock), so it is not run twice.
+      if (pilot["id"] != "CP-L3-GO-003") {  // (no return: Catch must still see the next pilots)
+        const Grade mutant =
+            RunGrader(entry, Fenced(pilot["mutant"].get<std::string>(), "go"), &Bubblewrap());
+        INFO(mutant.reason << "\n" << mutant.evidence.dump(2));
+        REQUIRE(mutant.status == GradeStatus::kGraded);
+        CHECK(mutant.evidence["compiled"] == true);
+        CHECK(mutant.evidence["tests_passed"].get<size_t>() < contract["cases"].size());
+      }
+    }
+  }
+}
+
+TEST_CASE("zx code_repair: the Go program is zx-bench's harness around the patch",
+          "[graders][zxbench]") {
+  const json entry = MoreEntry("CP-L2-GO-001");
+  const json& contract = entry["requirements"]["isolatedGoJson"];
+  const std::string one = zx::GoProgramSource("func CopyPrefix(s []int, n int) []int { return s }",
+                                              contract, contract["cases"][0]["calls"]);
+  CHECK(one ==
+        "package main\nimport(\"encoding/json\";\"os\";\"sort\";\"sync\";\"errors\";\"fmt\")\n"
+        "var _=sync.NewCond\nvar _=fmt.Errorf\nvar _=errors.New\nvar _=sort.Ints\n"
+        "func CopyPrefix(s []int, n int) []int { return s }\n\n"
+        "func main(){out:=[]any{};add:=func(v any){out=append(out,v)};"
+        "o0:=[]int{1,2,3,4};c0:=CopyPrefix(o0,2);c0[0]=99;add(o0[0]==1);"
+        "json.NewEncoder(os.Stdout).Encode(out)}\n");
+  const std::string two = zx::GoProgramSource("", contract, contract["cases"][1]["calls"]);
+  CHECK_THAT(two, Catch::Contains("o0:=[]int{1,2,3};c0:=CopyPrefix(o0,0);add(len(c0))"));
+  // Neither ids nor expected values reach the program.
+  for (const std::string& text : {one, two}) {
+    CHECK_THAT(text, !Catch::Contains("hidden") &&
+                         !Catch::Contains("equals"));
+  }
+  // String arguments are written as JSON.stringify writes them.
+  const json atoi = MoreEntry("CP-L2-TD-GO-001")["requirements"]["isolatedGoJson"];
+  CHECK_THAT(zx::GoProgramSource("", atoi, json::parse(R"([["a\"b\\c\n\u0001", "hasError"]])")),
+             Catch::Contains(R"(_,er0:=Atoi("a\"b\\c\n\u0001");add(er0!=nil))"));
+  const json fan = MoreEntry("CP-L3-GO-003")["requirements"]["isolatedGoJson"];
+  CHECK_THAT(zx::GoProgramSource("", fan, json::parse(R"([[1, 2, true, "values"]])")),
+             Catch::Contains("func runFanIn(n, per int, withNil bool, mode string) any {") &&
+                 Catch::Contains("add(runFanIn(1,2,true,\"values\"))"));
+}
+
+TEST_CASE("zx code_repair: a Go program never sees the build cache, and hostile ones get a grade",
+          "[graders][zxbench]") {
+  if (Bubblewrap().Unavailable() || !GoInstalled()) return;
+  const json entry = MoreEntry("CP-L2-GO-001");
+  // The program looks for the cache and the host's files; finding any fails the case.
+  const std::string snoop = R"(func CopyPrefix(s []int, n int) []int {
+	for _, p := range []string{"/cache", "/root", "/home", os.Getenv("GOCACHE")} {
+		if _, err := os.Stat(p); p != "" && err == nil {
+			return s[:n]
+		}
+	}
+	out := make([]int, n)
+	copy(out, s[:n])
+	return out
+})";
+  const Grade clean = RunGrader(entry, Fenced(snoop, "go"), &Bubblewrap());
+  INFO(clean.evidence.dump(2));
+  CHECK(clean.evidence["tests_passed"] == 2);
+  // A goroutine flood and an endless loop: killed at zx-bench's 10 s (plus 5 s), graded.
+  const std::string spin = "func CopyPrefix(s []int, n int) []int {\n"
+                           "\tfor i := 0; i < 100000; i++ {\n\t\tgo func() { for {} }()\n\t}\n"
+                           "\tfor {\n\t}\n}";
+  const Grade spun = RunGrader(entry, Fenced(spin, "go"), &Bubblewrap());
+  INFO(spun.evidence.dump(2));
+  REQUIRE(spun.status == GradeStatus::kGraded);
+  CHECK(spun.evidence["compiled"] == true);
+  CHECK(spun.evidence["tests_passed"] == 0);
+  CHECK(spun.evidence["cases"][0]["timed_out"] == true);
+  CHECK(spun.reason.find("2 ran out of time") != std::string::npos);
+}
+
+TEST_CASE("zx code_repair: isolated-go-json contracts are checked as zx-bench checks them",
+          "[graders][zxbench]") {
+  const std::string unmeasured =
+      "zx-bench leaves this entry unmeasured: the entry has no valid isolated execution contract "
+      "for its language and function (此题尚未迁移到可信观测判分通道，旧同进程测试仅供诊断)";
+  json entry = MoreEntry("CP-L2-TD-GO-001");
+  json& contract = entry["requirements"]["isolatedGoJson"];
+  const auto unrunnable = [&] { return CodeRepair().Unrunnable(entry); };
+  const std::string runnable = GoInstalled() ? "" : unrunnable();
+  SECTION("golang is go") {
+    entry["language"] = "golang";
+    CHECK(unrunnable() == runnable);
+    entry["language"] = "java";
+    CHECK(unrunnable() == unmeasured);
+  }
+  SECTION("v2 belongs to the advanced adapters only") {
+    contract["protocol"] = "isolated-go-json-v2";
+    CHECK(unrunnable() == unmeasured);
+  }
+  SECTION("an empty case id is allowed") {
+    contract["cases"][0]["id"] = "";
+    entry["hiddenTests"][0]["id"] = "";
+    CHECK(unrunnable() == runnable);
+  }
+  SECTION("strings hold at most 128 UTF-16 units, and the mode is one of two") {
+    contract["cases"][0]["calls"][0][0] = std::string(129, '1');
+    CHECK(unrunnable() == unmeasured);
+    contract["cases"][0]["calls"][0][0] = std::string(128, '1');
+    CHECK(unrunnable() == runnable);
+    std::string astral;
+    for (int i = 0; i < 64; ++i) astral += "\xF0\x9F\x98\x80";  // 64 emoji: 128 units
+    contract["cases"][0]["calls"][0][0] = astral;
+    CHECK(unrunnable() == runnable);
+    contract["cases"][0]["calls"][0][0] = astral + "x";
+    CHECK(unrunnable() == unmeasured);
+    contract["cases"][0]["calls"][0] = json::parse(R"J(["1", "code()"])J");
+    CHECK(unrunnable() == unmeasured);
+  }
+  SECTION("fan-in's counts and flag") {
+    json fan = MoreEntry("CP-L3-GO-003");
+    fan["requirements"]["isolatedGoJson"]["cases"][3]["calls"][0][0] = 65;
+    CHECK(CodeRepair().Unrunnable(fan) == unmeasured);
+    fan["requirements"]["isolatedGoJson"]["cases"][3]["calls"][0][0] = 64;
+    fan["requirements"]["isolatedGoJson"]["cases"][3]["calls"][0][2] = 1;
+    CHECK(CodeRepair().Unrunnable(fan) == unmeasured);
   }
 }
 
