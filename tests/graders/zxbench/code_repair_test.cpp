@@ -37,6 +37,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -1140,15 +1141,46 @@ TEST_CASE("zx code_repair: isolated-sql-json-v1 contracts are checked as zx-benc
 // `==` on Integer holds only inside the -128..127 cache, BigDecimal.equals compares the scale.
 bool JavaInstalled() { return !FindSandboxProgram("javac").empty() && !FindSandboxProgram("java").empty(); }
 
+// A repair of a real entry (its own sourceCode when `code` is "") and what zx-bench gives it.
+struct ContractRow {
+  const char* id;
+  const char* name;
+  std::string code;
+  int passed;
+  bool compiled;
+};
+
+// Grades each row fenced as `tag`, one section a row. Without bubblewrap, or without the
+// runtime (`installed` false), the grade must be a skip naming what to install; otherwise the
+// scores as CheckIsolatedScore works them out, and `more` checks what is particular to the kind.
+void CheckContractRows(const std::vector<ContractRow>& rows, const std::string& tag,
+                       bool installed,
+                       const std::function<void(const ContractRow&, const Grade&)>& more) {
+  for (const ContractRow& row : rows) {
+    SECTION(std::string(row.id) + ": " + row.name) {
+      const json entry = MoreEntry(row.id);
+      const std::string code = row.code.empty() ? entry["sourceCode"].get<std::string>() : row.code;
+      const Grade grade = RunGrader(entry, Fenced(code, tag), &Bubblewrap());
+      if (auto why = Bubblewrap().Unavailable()) {
+        CHECK(grade.status == GradeStatus::kSkipped);
+      } else if (!installed) {
+        CHECK(grade.status == GradeStatus::kSkipped);
+        CHECK(CodeRepair().Unrunnable(entry) == grade.reason);
+        CHECK_THAT(grade.reason, Catch::Contains("install Debian's"));
+        WARN(tag << " is not installed here, not tested: " << grade.reason);
+      } else {
+        CHECK(CodeRepair().Unrunnable(entry).empty());
+        INFO(grade.reason << "\n" << grade.evidence.dump(2));
+        REQUIRE(grade.status == GradeStatus::kGraded);
+        CheckIsolatedScore(grade, row.passed, row.compiled);
+        more(row, grade);
+      }
+    }
+  }
+}
+
 TEST_CASE("zx code_repair: isolated-java-json adapters on real entries", "[graders][zxbench]") {
-  struct Row {
-    const char* id;
-    const char* name;
-    std::string code;  // "" : the entry's own sourceCode
-    int passed;
-    bool compiled;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<ContractRow> rows = {
       {"CP-L1-JV-001", "average in floating point",
        "public static double average(int[] nums) {\n    int sum = 0;\n    for (int n : nums) sum += n;\n"
        "    return (double) sum / nums.length;\n}",
@@ -1175,30 +1207,12 @@ TEST_CASE("zx code_repair: isolated-java-json adapters on real entries", "[grade
       // false" hold.
       {"CP-L3-SEM-JV-002", "as given", "", 2, true},
   };
-  for (const Row& row : rows) {
-    SECTION(std::string(row.id) + ": " + row.name) {
-      const json entry = MoreEntry(row.id);
-      const std::string code = row.code.empty() ? entry["sourceCode"].get<std::string>() : row.code;
-      const Grade grade = RunGrader(entry, Fenced(code, "java"), &Bubblewrap());
-      if (auto why = Bubblewrap().Unavailable()) {
-        CHECK(grade.status == GradeStatus::kSkipped);
-        return;
-      }
-      if (!JavaInstalled()) {
-        CHECK(CodeRepair().Unrunnable(entry) ==
-              "javac is not installed (install Debian's default-jdk-headless package)");
-        WARN("no JDK here, isolatedJavaJson not tested");
-        return;
-      }
-      CHECK(CodeRepair().Unrunnable(entry).empty());
-      INFO(grade.reason << "\n" << grade.evidence.dump(2));
-      REQUIRE(grade.status == GradeStatus::kGraded);
-      CHECK(grade.evidence["protocol"] == "isolated-java-json-v1");
-      const int total_cases = CheckIsolatedScore(grade, row.passed, row.compiled);
-      // One compile step, then a run per case (none when the first step fails).
-      CHECK(grade.evidence["sandbox_runs"] == (row.compiled ? total_cases + 1 : 1));
-    }
-  }
+  CheckContractRows(rows, "java", JavaInstalled(), [](const ContractRow& row, const Grade& grade) {
+    CHECK(grade.evidence["protocol"] == "isolated-java-json-v1");
+    // One compile step, then a run per case (none when the first step fails).
+    CHECK(grade.evidence["sandbox_runs"] ==
+          (row.compiled ? grade.evidence["tests_total"].get<int>() + 1 : 1));
+  });
 }
 
 TEST_CASE("zx code_repair: isolated-java-json contracts are checked as zx-bench checks them",
@@ -1263,14 +1277,7 @@ bool MonoInstalled() {
 }
 
 TEST_CASE("zx code_repair: isolated-csharp-json adapters on real entries", "[graders][zxbench]") {
-  struct Row {
-    const char* id;
-    const char* name;
-    std::string code;  // "" : the entry's own sourceCode
-    int passed;
-    bool compiled;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<ContractRow> rows = {
       {"CP-L2-CS-001", "summed in decimal",
        "public static decimal Sum(double[] prices) {\n    decimal t = 0m;\n"
        "    foreach (var p in prices) t += (decimal)p;\n    return Math.Round(t, 2);\n}",
@@ -1299,28 +1306,9 @@ TEST_CASE("zx code_repair: isolated-csharp-json adapters on real entries", "[gra
       // Total.Increment() changes a copy: Value stays 0 (the 0-call case holds).
       {"CP-L3-SEM-CS-003", "as given", "", 1, true},
   };
-  for (const Row& row : rows) {
-    SECTION(std::string(row.id) + ": " + row.name) {
-      const json entry = MoreEntry(row.id);
-      const std::string code = row.code.empty() ? entry["sourceCode"].get<std::string>() : row.code;
-      const Grade grade = RunGrader(entry, Fenced(code, "csharp"), &Bubblewrap());
-      if (auto why = Bubblewrap().Unavailable()) {
-        CHECK(grade.status == GradeStatus::kSkipped);
-        return;
-      }
-      if (!MonoInstalled()) {
-        CHECK(grade.status == GradeStatus::kSkipped);
-        CHECK_THAT(grade.reason, Catch::Contains("install Debian's"));
-        WARN("Mono is not installed, isolatedCsharpJson not tested: " << grade.reason);
-        return;
-      }
-      CHECK(CodeRepair().Unrunnable(entry).empty());
-      INFO(grade.reason << "\n" << grade.evidence.dump(2));
-      REQUIRE(grade.status == GradeStatus::kGraded);
-      CHECK(grade.evidence["protocol"] == "isolated-csharp-json-v1");
-      CheckIsolatedScore(grade, row.passed, row.compiled);
-    }
-  }
+  CheckContractRows(rows, "csharp", MonoInstalled(), [](const ContractRow&, const Grade& grade) {
+    CHECK(grade.evidence["protocol"] == "isolated-csharp-json-v1");
+  });
 }
 
 TEST_CASE("zx code_repair: isolated-csharp-json contracts are checked as zx-bench checks them",
@@ -1387,13 +1375,6 @@ constexpr const char* kFanInFix = R"(func FanIn(chans []<-chan int) <-chan int {
 })";
 
 TEST_CASE("zx code_repair: isolated-go-json adapters on real entries", "[graders][zxbench]") {
-  struct Row {
-    const char* id;
-    const char* name;
-    std::string code;  // "" : the entry's own sourceCode
-    int passed;
-    bool compiled;
-  };
   std::string no_nil_skip = kFanInFix;
   no_nil_skip.erase(no_nil_skip.find("\t\tif ch == nil"), std::strlen("\t\tif ch == nil {\n\t\t\tcontinue\n\t\t}\n"));
   std::string captured = kFanInFix;
@@ -1401,7 +1382,7 @@ TEST_CASE("zx code_repair: isolated-go-json adapters on real entries", "[graders
                    "go func()");
   captured.replace(captured.find("range c {"), std::strlen("range c {"), "range ch {");
   captured.replace(captured.find("}(ch)"), std::strlen("}(ch)"), "}()");
-  const std::vector<Row> rows = {
+  const std::vector<ContractRow> rows = {
       {"CP-L2-GO-001", "a copy", "func CopyPrefix(s []int, n int) []int {\n\tout := make([]int, n)\n"
        "\tcopy(out, s[:n])\n\treturn out\n}", 2, true},
       // s[:n] shares the array: c[0] = 99 changes orig[0]. len of the n = 0 prefix is 0.
@@ -1428,36 +1409,17 @@ TEST_CASE("zx code_repair: isolated-go-json adapters on real entries", "[graders
       // One ch for the whole loop in Go 1.21: with 64 channels the goroutines race on it.
       {"CP-L3-GO-003", "the loop variable captured", captured, 3, true},
   };
-  for (const Row& row : rows) {
-    SECTION(std::string(row.id) + ": " + row.name) {
-      const json entry = MoreEntry(row.id);
-      const std::string code = row.code.empty() ? entry["sourceCode"].get<std::string>() : row.code;
-      const Grade grade = RunGrader(entry, Fenced(code, "go"), &Bubblewrap());
-      if (auto why = Bubblewrap().Unavailable()) {
-        CHECK(grade.status == GradeStatus::kSkipped);
-        return;
-      }
-      if (FindSandboxProgram("go").empty()) {
-        CHECK(CodeRepair().Unrunnable(entry) ==
-              "go is not installed (install Debian's golang-go package)");
-        WARN("no Go here, isolatedGoJson not tested");
-        return;
-      }
-      if (!GoInstalled()) return;
-      CHECK(CodeRepair().Unrunnable(entry).empty());
-      INFO(grade.reason << "\n" << grade.evidence.dump(2));
-      REQUIRE(grade.status == GradeStatus::kGraded);
-      const bool race = std::string(row.id) == "CP-L3-GO-003";
-      CHECK(grade.evidence["protocol"] == (race ? "isolated-go-json-v2" : "isolated-go-json-v1"));
-      CHECK(grade.evidence["image"] == "zxbench/go:1.21-gcc");
-      const std::string host_runtime = grade.evidence["host_runtime"].get<std::string>();
-      CHECK_THAT(host_runtime, Catch::StartsWith("go1."));
-      CHECK((host_runtime.find(" -race") != std::string::npos) == race);
-      const int total_cases = CheckIsolatedScore(grade, row.passed, row.compiled);
-      // One compile step, then a build and a run per case (none when the first step fails).
-      CHECK(grade.evidence["sandbox_runs"] == (row.compiled ? total_cases + 1 : 1));
-    }
-  }
+  CheckContractRows(rows, "go", GoInstalled(), [](const ContractRow& row, const Grade& grade) {
+    const bool race = std::string(row.id) == "CP-L3-GO-003";
+    CHECK(grade.evidence["protocol"] == (race ? "isolated-go-json-v2" : "isolated-go-json-v1"));
+    CHECK(grade.evidence["image"] == "zxbench/go:1.21-gcc");
+    const std::string host_runtime = grade.evidence["host_runtime"].get<std::string>();
+    CHECK_THAT(host_runtime, Catch::StartsWith("go1."));
+    CHECK((host_runtime.find(" -race") != std::string::npos) == race);
+    // One build step, then a build and a run per case (none when the first step fails).
+    CHECK(grade.evidence["sandbox_runs"] ==
+          (row.compiled ? grade.evidence["tests_total"].get<int>() + 1 : 1));
+  });
 }
 
 // zx-bench's own controls for its Go harness (isolatedGoJsonGold.ts, tests/fixtures/zx-bench/
