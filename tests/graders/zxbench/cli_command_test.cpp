@@ -28,6 +28,7 @@
 #include "graders/grader.h"
 #include "plugins/sandbox.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/zx_grading.h"
 
 namespace evalrun {
 namespace {
@@ -39,10 +40,8 @@ const Grader& CliCommand() {
   return *grader;
 }
 
-const Sandbox& Bubblewrap() {
-  static const std::unique_ptr<Sandbox> sandbox = MakeBubblewrapSandbox();
-  return *sandbox;
-}
+using testing::Bubblewrap;
+using testing::ZxScore;
 
 const json& Rebuilt() {
   static const json data = json::parse(testing::ReadFixture("zx-bench/cli_command_entries.json"));
@@ -74,27 +73,10 @@ std::string Fenced(const std::string& script, const std::string& tag = "sh") {
   return "```" + tag + "\n" + script + "\n```\n";
 }
 
-// Grades in bubblewrap; where the entry cannot run here, checks the skip and returns nullopt.
 std::optional<Grade> GradeHere(const json& entry, const std::string& text) {
-  Grade grade = RunGrader(entry, text, &Bubblewrap());
-  if (auto why = Bubblewrap().Unavailable()) {
-    CHECK(grade.status == GradeStatus::kSkipped);
-    CHECK(grade.reason == *why);
-    WARN("bubblewrap unavailable, cli_command execution not tested: " << *why);
-    return std::nullopt;
-  }
-  if (const std::string why = CliCommand().Unrunnable(entry); !why.empty()) {
-    CHECK(grade.status == GradeStatus::kSkipped);
-    CHECK(grade.reason == why);
-    WARN(entry["id"].get<std::string>() << " cannot run here: " << why);
-    return std::nullopt;
-  }
-  return grade;
+  return testing::GradeWhereRunnable(CliCommand(), entry, text);
 }
 
-int ZxScore(const Grade& g) {
-  return g.evidence.at("zx_score").get<int>();
-}
 
 // The checks of case `n` (1-based) that failed, by name.
 std::vector<std::string> Failed(const Grade& g, size_t n) {

@@ -24,6 +24,7 @@
 #include "graders/grader.h"
 #include "plugins/sandbox.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/zx_grading.h"
 
 namespace evalrun {
 namespace {
@@ -35,10 +36,8 @@ const Grader& ProjectRepair() {
   return *grader;
 }
 
-const Sandbox& Bubblewrap() {
-  static const std::unique_ptr<Sandbox> sandbox = MakeBubblewrapSandbox();
-  return *sandbox;
-}
+using testing::Bubblewrap;
+using testing::ZxScore;
 
 json RealEntry() {
   for (const json& e : json::parse(testing::ReadFixture("zx-bench/more_entries.json"))) {
@@ -63,25 +62,9 @@ Grade RunGrader(const json& entry, const std::string& text, const Sandbox* sandb
 }
 
 std::optional<Grade> GradeHere(const json& entry, const std::string& text) {
-  Grade grade = RunGrader(entry, text, &Bubblewrap());
-  if (auto why = Bubblewrap().Unavailable()) {
-    CHECK(grade.status == GradeStatus::kSkipped);
-    CHECK(grade.reason == *why);
-    WARN("bubblewrap unavailable, project_repair not tested: " << *why);
-    return std::nullopt;
-  }
-  if (const std::string why = ProjectRepair().Unrunnable(entry); !why.empty()) {
-    CHECK(grade.status == GradeStatus::kSkipped);
-    CHECK(grade.reason == why);
-    WARN(entry["id"].get<std::string>() << " cannot run here: " << why);
-    return std::nullopt;
-  }
-  return grade;
+  return testing::GradeWhereRunnable(ProjectRepair(), entry, text);
 }
 
-int ZxScore(const Grade& g) {
-  return g.evidence.at("zx_score").get<int>();
-}
 
 TEST_CASE("zx project_repair: CP-L4-JS-001 scores as zx-bench scores it", "[graders][zxbench]") {
   const json entry = RealEntry();
