@@ -25,7 +25,7 @@ GraderRegistry::GraderRegistry() {
       MakeRepoTestsGrader,
       MakeZxToolCallTraceGrader,   MakeZxAgentTraceGrader,
       MakeZxCanaryAuthorityGrader, MakeZxCanaryAuthorityTextGrader,
-      MakeZxSchemaComplianceGrader, MakeWorldGrader,
+      MakeZxSchemaComplianceGrader, MakeZxAgentLoopTraceGrader, MakeWorldGrader,
   };
   for (auto factory : factories) {
     std::unique_ptr<Grader> grader = factory();

@@ -20,6 +20,7 @@ std::unique_ptr<Grader> MakeZxAgentTraceGrader();        // graders/zxbench/worl
 std::unique_ptr<Grader> MakeZxCanaryAuthorityGrader();   // graders/zxbench/world_graders.cpp
 // graders/zxbench/canary_authority_text.cpp
 std::unique_ptr<Grader> MakeZxCanaryAuthorityTextGrader();
+std::unique_ptr<Grader> MakeZxAgentLoopTraceGrader();   // graders/zxbench/agent_loop_trace.cpp
 std::unique_ptr<Grader> MakeZxSchemaComplianceGrader();  // graders/zxbench/schema_compliance.cpp
 std::unique_ptr<Grader> MakeWorldGrader();               // graders/zxbench/world_graders.cpp ("world")
 
