@@ -224,7 +224,6 @@ std::string SkipReason(const json& entry) {
   static const std::vector<std::string> kWorlds = {"agent_trace", "tool_call_trace",
                                                    "canary_authority"};
   static const std::vector<std::string> kJudge = {"hallucination_resistance", "ultra_proof_part"};
-  static const std::vector<std::string> kDocker = {"agent_loop_trace"};
   const auto in = [&](const std::vector<std::string>& names) {
     return std::find(names.begin(), names.end(), grader) != names.end();
   };
@@ -240,17 +239,18 @@ std::string SkipReason(const json& entry) {
       reason = "grader '" + grader +
                "' without requirements.executionWorld (a declarative trace) is not supported";
     }
+  } else if (grader == "agent_loop_trace") {
+    // zx-bench's loop runs whenever requirements.agentLoop is there; evalrun runs its engine
+    // in process (docs/zx-bench.md).
+    const json* requirements = Field(entry, "requirements");
+    const json* loop = requirements != nullptr && requirements->is_object()
+                           ? Field(*requirements, "agentLoop")
+                           : nullptr;
+    if (loop == nullptr || !loop->is_object()) {
+      reason = "grader 'agent_loop_trace' without requirements.agentLoop (no loop to run)";
+    }
   } else if (in(kJudge)) {
     reason = "needs a judge model (zx-bench grades '" + grader + "' with an LLM judge)";
-  } else if (in(kDocker)) {
-    std::string image = StringField(entry, "environmentImage");
-    const json* requirements = Field(entry, "requirements");
-    if (image.empty() && requirements != nullptr && requirements->is_object()) {
-      const json* loop = Field(*requirements, "agentLoop");
-      if (loop != nullptr && loop->is_object()) image = StringField(*loop, "expectedImageId");
-    }
-    reason = image.empty() ? "needs a Docker image (zx-bench runs '" + grader + "' in a container)"
-                           : "needs the Docker image " + image;
   } else if (grader == "ultra_batch_part" || grader.rfind("challenge_", 0) == 0) {
     reason = "gold answer lives outside the bank (separate source pack)";
   } else {

@@ -13,6 +13,7 @@
 #include "runner/agent/agent_loop.h"
 #include "runner/agent/repo_tools.h"
 #include "runner/agent/world_tools.h"
+#include "runner/agent/zx_agent_loop.h"
 #include "runner/agent/zx_world_loop.h"
 #include "tasks/repo_workspace.h"
 
@@ -66,6 +67,31 @@ Grade GradeEpisode(const Task& task, const std::string& record, const GradeConte
   return GradeOutput(task, Output{record, "", ""}, context);
 }
 
+// The model seam of zx-bench's text-protocol loops: one request through `send`, its failure
+// told as zx-bench's caller tells it.
+zx::ModelTurn TextProtocolModel(const ChatRequest& base, const AgentSend& send,
+                                std::string* last_reasoning) {
+  return [&base, &send, last_reasoning](const json& messages, double remaining_s) {
+    ChatRequest request = base;
+    request.messages = messages;
+    zx::TurnReply reply;
+    reply.record = send(request, remaining_s);
+    const RequestRecord& r = reply.record;
+    reply.content = r.content;
+    reply.reasoning = r.reasoning;
+    reply.finish_reason = r.finish_reason;
+    if (last_reasoning != nullptr) *last_reasoning = r.reasoning;
+    if (!r.ok()) {
+      reply.error = true;
+      reply.timed_out =
+          r.outcome == RequestOutcome::kIdleTimeout || r.outcome == RequestOutcome::kTotalTimeout;
+      reply.error_message = std::string(OutcomeName(r.outcome)) +
+                            (r.error_message.empty() ? "" : ": " + r.error_message);
+    }
+    return reply;
+  };
+}
+
 // A zx-bench execution world: zx-bench's own text protocol, so the score compares with its.
 AgentTaskOutcome RunZxWorld(const Task& task, const ChatRequest& base, const AgentSend& send,
                             const GradeContext& context) {
@@ -80,25 +106,7 @@ AgentTaskOutcome RunZxWorld(const Task& task, const ChatRequest& base, const Age
     return out;
   }
   std::string last_reasoning;
-  const zx::ModelTurn model = [&](const json& messages, double remaining_s) {
-    ChatRequest request = base;
-    request.messages = messages;
-    zx::TurnReply reply;
-    reply.record = send(request, remaining_s);
-    const RequestRecord& r = reply.record;
-    reply.content = r.content;
-    reply.reasoning = r.reasoning;
-    reply.finish_reason = r.finish_reason;
-    last_reasoning = r.reasoning;
-    if (!r.ok()) {
-      reply.error = true;
-      reply.timed_out =
-          r.outcome == RequestOutcome::kIdleTimeout || r.outcome == RequestOutcome::kTotalTimeout;
-      reply.error_message = std::string(OutcomeName(r.outcome)) +
-                            (r.error_message.empty() ? "" : ": " + r.error_message);
-    }
-    return reply;
-  };
+  const zx::ModelTurn model = TextProtocolModel(base, send, &last_reasoning);
   const std::string prompt = task.raw.value("promptTemplate", "");
   const std::string evaluator = zx::WorldEvaluatorName(task.raw);
   zx::WorldLoopResult loop = zx::RunWorldLoop(config, prompt, model, context.sandbox, evaluator);
@@ -118,6 +126,36 @@ AgentTaskOutcome RunZxWorld(const Task& task, const ChatRequest& base, const Age
   }
   out.output = zx::EpisodeToJson(loop.episode).dump();
   out.grade = GradeEpisode(task, out.output, context);
+  return out;
+}
+
+// A zx-bench agent loop (requirements.agentLoop): zx-bench's retail loop and text protocol,
+// the world run by evalrun's own engine (as zx-bench's docker backend runs the same engine).
+AgentTaskOutcome RunZxAgentLoop(const Task& task, const ChatRequest& base, const AgentSend& send) {
+  const ordered_json entry =
+      task.raw_ordered.is_object() ? task.raw_ordered : ordered_json::parse(task.raw.dump());
+  zx::AgentLoopConfig config;
+  try {
+    config = zx::ParseAgentLoopConfig(entry);
+  } catch (const Error& e) {
+    AgentTaskOutcome out = Skipped(task, e.what());
+    out.grade.status = GradeStatus::kEnvError;
+    return out;
+  }
+  zx::AgentLoopRun loop = zx::RunAgentLoopEpisode(
+      config, task.raw.value("promptTemplate", ""), TextProtocolModel(base, send, nullptr));
+  AgentTaskOutcome out;
+  out.transcript = std::move(loop.transcript);
+  out.reasoning = loop.last_reasoning;
+  out.finish_reason = loop.last_finish_reason;
+  if (loop.failed) {
+    out.grade = *loop.failed;
+    out.grade.grader = task.grader.value("type", "");
+    out.grade.grader_version = task.grader_version;
+    return out;
+  }
+  out.output = loop.trace.dump();
+  out.grade = GradeEpisode(task, out.output, GradeContext{});
   return out;
 }
 
@@ -223,7 +261,12 @@ AgentTaskOutcome RunRepo(const Task& task, const ChatRequest& base, const AgentS
 }  // namespace
 
 bool IsAgentTask(const Task& task) {
-  if (task.format == "zxbench") return zx::HasExecutionWorld(task.raw);
+  if (task.format == "zxbench") {
+    return zx::HasExecutionWorld(task.raw) ||
+           (task.raw.contains("requirements") && task.raw["requirements"].is_object() &&
+            task.raw["requirements"].contains("agentLoop") &&
+            task.raw["requirements"]["agentLoop"].is_object());
+  }
   return !AgentKind(task).empty();
 }
 
@@ -231,7 +274,10 @@ AgentTaskOutcome RunAgentTask(const Task& task, const ChatRequest& base, const A
                               const GradeContext& context, const AgentTaskOptions& options) {
   if (!task.skip_reason.empty()) return Skipped(task, task.skip_reason);
   try {
-    if (task.format == "zxbench") return RunZxWorld(task, base, send, context);
+    if (task.format == "zxbench") {
+      if (!zx::HasExecutionWorld(task.raw)) return RunZxAgentLoop(task, base, send);
+      return RunZxWorld(task, base, send, context);
+    }
     const std::string kind = AgentKind(task);
     if (kind == "world") return RunNativeWorld(task, base, send, context, options);
     if (kind == "repo") return RunRepo(task, base, send, context, options);

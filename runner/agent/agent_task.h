@@ -1,9 +1,11 @@
 #pragma once
 // Agent tasks inside `evalrun suite` (DESIGN.md section 9): which tasks are agent tasks, and one
-// episode of a task run against the endpoint, recorded and graded. Three kinds:
+// episode of a task run against the endpoint, recorded and graded. Four kinds:
 //
 //   zx-bench execution worlds   entries with requirements.executionWorld: zx-bench's own text
 //                               protocol (runner/agent/zx_world_loop.h), so scores compare with zx-bench
+//   zx-bench agent loops        entries with requirements.agentLoop: its retail loop and engine
+//                               (runner/agent/zx_agent_loop.h), the output zx-bench's trace
 //   evalrun world tasks         `agent: {kind: world, world: {...}}`: the same worlds driven
 //                               through OpenAI tool calls (runner/agent/agent_loop.h, world_tools.h)
 //   repository coding tasks     `agent: {kind: repo, ...}`: a sandboxed workspace of a pinned
@@ -26,7 +28,8 @@
 
 namespace evalrun {
 
-// A zx-bench entry with an execution world, or an evalrun task with an `agent.kind`.
+// A zx-bench entry with an execution world or an agent loop, or an evalrun task with an
+// `agent.kind`.
 bool IsAgentTask(const Task& task);
 
 // Sends one request of the episode and returns its final attempt as measured (the scheduler's

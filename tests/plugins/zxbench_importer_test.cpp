@@ -249,8 +249,8 @@ TEST_CASE("zx-bench: the fixtures load as a bank", "[zxbench]") {
   CHECK(suite.name == "zx-bench");
   CHECK(suite.format == "zxbench");
   CHECK(suite.description ==
-        "zx-bench question bank (data/scenarios/benchmark.json): 7 entries, 6 runnable here, "
-        "1 skipped");
+        "zx-bench question bank (data/scenarios/benchmark.json): 7 entries, 7 runnable here, "
+        "0 skipped");
   CHECK(suite.dimension_weights.size() == 11);
   CHECK(suite.dimension_weights.at("program") == Approx(0.17));
   CHECK(suite.dimension_weights.at("agent_loop") == Approx(0.03));
@@ -269,10 +269,7 @@ TEST_CASE("zx-bench: the fixtures load as a bank", "[zxbench]") {
       {"CP-L2-TD-JS-003", "program", "hard", "code_repair", "", 183, 300},
       {"TC-CN-055-RECOVERY-1", "tool_cli_workflow", "adversarial", "tool_call_trace", "", 303, 468},
       {"SA-CN-001-RECOVERY-0", "safety_authority", "easy", "canary_authority", "", 491, 583},
-      {"AL-CN-001-DOCKER-PILOT", "agent_loop", "adversarial", "agent_loop_trace",
-       "needs the Docker image "
-       "sha256:c610fcdfb1d5b4740dd70c284ed3cb16bb857e0f7166196e36a5501df7a3aa32",
-       606, 625},
+      {"AL-CN-001-DOCKER-PILOT", "agent_loop", "adversarial", "agent_loop_trace", "", 606, 625},
   };
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& [id, dimension, difficulty, grader, skip, line, hash_line] = rows[i];
@@ -520,11 +517,14 @@ TEST_CASE("zx-bench: skip reasons", "[zxbench]") {
     CHECK(reason(entry) == "");
     entry["grader"] = "project_repair";
     CHECK(reason(entry) == "");
+    // agent_loop_trace runs evalrun's in-process engine where zx-bench's docker backend runs
+    // the same engine: it needs its loop, not the image.
     entry["grader"] = "agent_loop_trace";
-    CHECK(reason(entry) == "needs the Docker image zxbench/cli-sandbox:1.4");
-    entry.erase("environmentImage");
     CHECK(reason(entry) ==
-          "needs a Docker image (zx-bench runs 'agent_loop_trace' in a container)");
+          "grader 'agent_loop_trace' without requirements.agentLoop (no loop to run)");
+    entry["requirements"]["agentLoop"] = {{"backend", "docker"},
+                                          {"expectedImageId", "sha256:c610fcdf"}};
+    CHECK(reason(entry) == "");
   }
   SECTION("gold answers in separate source packs") {
     const std::string grader = GENERATE(as<std::string>(), "ultra_batch_part",
