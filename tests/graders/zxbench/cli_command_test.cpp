@@ -1,5 +1,6 @@
 // Parity of evalrun's zx-bench cli_command grader (executionCases) with zx-bench's own, on the
-// real bank entry CLI-CN-039-DOCKER and four CLI-*-DOCKER entries rebuilt from zx-bench's
+// real bank entries CLI-CN-039-DOCKER (and CLI-CN-014, -016, -017 further down, from
+// cli_command_real.json) and four CLI-*-DOCKER entries rebuilt from zx-bench's
 // generator (tests/fixtures/zx-bench/cli_command_entries.json, which says how), each with the
 // generator's reference script (which zx-bench's review requires to pass every case) and its
 // counterexample (which must fail). Expected scores were derived from zx-bench's sources:
@@ -136,6 +137,64 @@ TEST_CASE("zx cli_command: reference scripts pass every case, counterexamples fa
     CHECK(bad->reason == "0/2 cases pass");
     CHECK(Failed(*bad, 1) == row.counter_fails);
     CHECK(Failed(*bad, 2) == row.counter_fails);
+  }
+}
+
+// Three more real bank entries (tests/fixtures/zx-bench/cli_command_real.json, copied from the bank
+// at 0dafc912 with their scenarioHash checked), each with a script written here that does the
+// task (E: every check of both cases holds: 100) and a plausible wrong one (E: the check named
+// fails in both cases: 0).
+TEST_CASE("zx cli_command: real entries CLI-CN-014, -016 and -017 score as zx-bench scores them",
+          "[graders][zxbench]") {
+  const json real = json::parse(testing::ReadFixture("zx-bench/cli_command_real.json"))["entries"];
+  REQUIRE(real.size() == 3);
+  struct Row {
+    const char* id;
+    std::string good;
+    std::string bad;
+    Names bad_fails;
+  };
+  const std::vector<Row> rows = {
+      // ERROR lines prefixed by the file's name, files in name order, logs/*.txt left out;
+      // grep -h over everything keeps "WARN ERROR middle" and drops the names.
+      {"CLI-CN-014-DOCKER",
+       "for f in $(ls logs/*.log | sort); do\n  n=$(basename \"$f\")\n"
+       "  grep '^ERROR' \"$f\" | sed \"s|^|$n:|\"\ndone > errors.txt",
+       "grep -h ERROR logs/*.log > errors.txt",
+       {"file 'errors.txt' as expected"}},
+      // The first commit that added the line (gcc:13: the host's git); `-1` without --reverse
+      // finds the latest re-introduction instead.
+      {"CLI-CN-016-DOCKER",
+       "git -C repo log --reverse --format=%H -S'CRITICAL_TIMEOUT = 30' -- src/config.py "
+       "| head -n 1 > answer.txt",
+       "git -C repo log -1 --format=%H -S'CRITICAL_TIMEOUT = 30' -- src/config.py > answer.txt",
+       {"file 'answer.txt' as expected"}},
+      // Counts by status, most frequent first, as "count status"; BusyBox uniq -c pads the
+      // count with spaces and nothing sorts by count.
+      {"CLI-CN-017-DOCKER",
+       "awk '{print $9}' access.log | sort | uniq -c | sort -rn | awk '{print $1\" \"$2}'",
+       "awk '{print $9}' access.log | sort | uniq -c",
+       {"stdout equals expectedStdout"}},
+  };
+  for (const Row& row : rows) {
+    INFO(row.id);
+    json entry;
+    for (const json& e : real) {
+      if (e["id"] == row.id) entry = e;
+    }
+    REQUIRE(entry.is_object());
+    const auto good = GradeHere(entry, Fenced(row.good));
+    if (!good) continue;
+    INFO(good->evidence.dump(2));
+    CHECK(ZxScore(*good) == 100);
+    CHECK(good->reason == "2/2 cases pass");
+    CHECK(good->evidence["image"] == entry["requirements"]["executionImage"]);
+    const auto bad = GradeHere(entry, Fenced(row.bad));
+    REQUIRE(bad);
+    CHECK(ZxScore(*bad) == 0);
+    CHECK(bad->reason == "0/2 cases pass");
+    CHECK(Failed(*bad, 1) == row.bad_fails);
+    CHECK(Failed(*bad, 2) == row.bad_fails);
   }
 }
 
