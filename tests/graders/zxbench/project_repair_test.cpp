@@ -14,6 +14,7 @@
 // Where bubblewrap or the stand-in's programs are missing, the tests check the skip and stop.
 #include "tests/support/catch.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -239,6 +240,33 @@ TEST_CASE("zx project_repair: what cannot run here is skipped at load, naming wh
   }
   SECTION("an empty reply") {
     CHECK(RunGrader(entry, "\n ", &Bubblewrap()).status == GradeStatus::kNoAnswer);
+  }
+}
+
+// Three more real bank entries (tests/fixtures/zx-bench/project_repair_real.json, copied from the
+// bank at 0dafc912 with their scenarioHash checked): neither kind runs here yet, and the skip says
+// why. The two C# projects restore NuGet packages first (executionPolicy.network: required,
+// dependencyPreflight `dotnet restore`); the Go one runs `go test ./tests/hidden -run ...` in
+// golang:1.22-alpine, for which evalrun has no stand-in (a `go test` builds and runs the model's
+// code in one command, so Go's shared build cache would be open to it: see code_repair's Go).
+TEST_CASE("zx project_repair: real C# and Go entries are skipped, naming why",
+          "[graders][zxbench]") {
+  const json real =
+      json::parse(testing::ReadFixture("zx-bench/project_repair_real.json"))["entries"];
+  REQUIRE(real.size() == 3);
+  const std::string network =
+      "needs the network (requirements.executionPolicy.network: required), which evalrun's "
+      "sandbox never opens";
+  const std::map<std::string, std::string> expected = {
+      {"CP-L4-CS-001", network},
+      {"CP-L4-CS-002", network},
+      {"CP-L4-GO-001", "needs the Docker image golang:1.22-alpine: evalrun has no stand-in for it"}};
+  for (const json& entry : real) {
+    INFO(entry["id"]);
+    CHECK(ProjectRepair().Unrunnable(entry) == expected.at(entry["id"].get<std::string>()));
+    const Grade g = RunGrader(entry, "### main.go\n```go\npackage main\n```", &Bubblewrap());
+    CHECK(g.status == GradeStatus::kSkipped);
+    CHECK(g.reason == expected.at(entry["id"].get<std::string>()));
   }
 }
 
