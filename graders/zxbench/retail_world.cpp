@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "core/error.h"
+#include "graders/zxbench/common.h"
 
 namespace evalrun::zx {
 
@@ -385,21 +386,12 @@ bool ValidToolArgs(const ToolSpec& spec, const ordered_json& args) {
   return true;
 }
 
-size_t SkipSpaces(std::string_view s, size_t i) {
-  while (i < s.size()) {
-    size_t next = i;
-    if (!IsJsSpace(NextCodePoint(s, next))) break;
-    i = next;
-  }
-  return i;
-}
-
 // /^\s*(?:w1|w2|...)\s+/ : the offset after the spaces that follow the word, or npos.
 size_t AfterWord(std::string_view line, std::initializer_list<std::string_view> words) {
-  const size_t start = SkipSpaces(line, 0);
+  const size_t start = SkipJsSpaces(line, 0);
   for (std::string_view w : words) {
     if (line.substr(start, w.size()) != w) continue;
-    const size_t after = SkipSpaces(line, start + w.size());
+    const size_t after = SkipJsSpaces(line, start + w.size());
     if (after > start + w.size()) return after;
   }
   return std::string_view::npos;
@@ -438,7 +430,7 @@ std::optional<CallMatch> MatchCallLine(std::string_view line) {
   while (i < line.size() && IsNameChar(line[i])) ++i;
   CallMatch m;
   m.tool = std::string(line.substr(name_start, i - name_start));
-  const std::string_view rest = TrimEnd(line.substr(SkipSpaces(line, i)));
+  const std::string_view rest = TrimEnd(line.substr(SkipJsSpaces(line, i)));
   if (rest.empty()) return m;
   // A name must end at a space or a brace (the pattern has no room for other characters).
   if (rest.front() != '{' || rest.back() != '}' || HasLineTerminator(rest)) return std::nullopt;
@@ -448,7 +440,7 @@ std::optional<CallMatch> MatchCallLine(std::string_view line) {
 
 // /^\s*CALL\b/.
 bool StartsWithCallWord(std::string_view line) {
-  const size_t start = SkipSpaces(line, 0);
+  const size_t start = SkipJsSpaces(line, 0);
   if (line.substr(start, 4) != "CALL") return false;
   return start + 4 == line.size() || !IsNameChar(line[start + 4]);
 }
@@ -572,12 +564,7 @@ std::string AgentLoopSystemPrompt(const AgentLoopConfig& config) {
 
 std::vector<ParsedCall> ParseAgentLoopCalls(std::string_view reply, bool strict) {
   std::vector<ParsedCall> calls;
-  size_t begin = 0;
-  while (begin <= reply.size()) {
-    size_t end = reply.find('\n', begin);
-    if (end == std::string_view::npos) end = reply.size();
-    const std::string_view line = reply.substr(begin, end - begin);
-    begin = end + 1;
+  for (const std::string_view line : JsSplit(reply, '\n')) {
     if (const auto m = MatchCallLine(line)) {
       calls.push_back({m->tool, ParseArgs(m->braces, strict)});
       continue;
@@ -587,12 +574,12 @@ std::vector<ParsedCall> ParseAgentLoopCalls(std::string_view reply, bool strict)
       continue;
     }
     // /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*(\{.*\})?\s*\)\s*$/ for a retail tool.
-    size_t i = SkipSpaces(line, 0);
+    size_t i = SkipJsSpaces(line, 0);
     const size_t name_start = i;
     if (i >= line.size() || !IsNameStart(line[i])) continue;
     while (i < line.size() && IsNameChar(line[i])) ++i;
     const std::string name(line.substr(name_start, i - name_start));
-    std::string_view rest = TrimEnd(line.substr(SkipSpaces(line, i)));
+    std::string_view rest = TrimEnd(line.substr(SkipJsSpaces(line, i)));
     if (FindTool(name) == nullptr || rest.size() < 2 || rest.front() != '(' || rest.back() != ')') {
       continue;
     }
@@ -631,15 +618,10 @@ RetailCall DispatchRetailCall(ordered_json& state, const AgentLoopConfig& config
 }
 
 bool HasProtocolLine(std::string_view reply) {
-  size_t begin = 0;
-  while (begin <= reply.size()) {
-    size_t end = reply.find('\n', begin);
-    if (end == std::string_view::npos) end = reply.size();
-    if (AfterWord(reply.substr(begin, end - begin), {"CALL", "调用", "SAY", "回复", "说明"}) !=
-        std::string_view::npos) {
+  for (const std::string_view line : JsSplit(reply, '\n')) {
+    if (AfterWord(line, {"CALL", "调用", "SAY", "回复", "说明"}) != std::string_view::npos) {
       return true;
     }
-    begin = end + 1;
   }
   return false;
 }
@@ -648,12 +630,7 @@ std::string AgentLoopFinalMessage(const std::vector<std::string>& replies) {
   for (size_t t = replies.size(); t-- > 0;) {
     const std::string_view reply = replies[t];
     std::string says;
-    size_t begin = 0;
-    while (begin <= reply.size()) {
-      size_t end = reply.find('\n', begin);
-      if (end == std::string_view::npos) end = reply.size();
-      const std::string_view line = reply.substr(begin, end - begin);
-      begin = end + 1;
+    for (const std::string_view line : JsSplit(reply, '\n')) {
       const size_t at = AfterWord(line, {"SAY", "回复", "说明"});
       if (at == std::string_view::npos) continue;
       const std::string_view text = JsTrim(line.substr(at));

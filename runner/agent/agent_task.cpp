@@ -67,6 +67,19 @@ Grade GradeEpisode(const Task& task, const std::string& record, const GradeConte
   return GradeOutput(task, Output{record, "", ""}, context);
 }
 
+// The bank entry with its keys in the file's order (what zx-bench's JSON.stringify shows).
+ordered_json OrderedEntry(const Task& task) {
+  return task.raw_ordered.is_object() ? task.raw_ordered : ordered_json::parse(task.raw.dump());
+}
+
+// An entry whose world the loader accepted but the runtime cannot read: evalrun's failure, not
+// the model's.
+AgentTaskOutcome ConfigError(const Task& task, const Error& e) {
+  AgentTaskOutcome out = Skipped(task, e.what());
+  out.grade.status = GradeStatus::kEnvError;
+  return out;
+}
+
 // The model seam of zx-bench's text-protocol loops: one request through `send`, its failure
 // told as zx-bench's caller tells it.
 zx::ModelTurn TextProtocolModel(const ChatRequest& base, const AgentSend& send,
@@ -95,15 +108,11 @@ zx::ModelTurn TextProtocolModel(const ChatRequest& base, const AgentSend& send,
 // A zx-bench execution world: zx-bench's own text protocol, so the score compares with its.
 AgentTaskOutcome RunZxWorld(const Task& task, const ChatRequest& base, const AgentSend& send,
                             const GradeContext& context) {
-  const ordered_json entry =
-      task.raw_ordered.is_object() ? task.raw_ordered : ordered_json::parse(task.raw.dump());
   zx::WorldConfig config;
   try {
-    config = zx::ParseWorldConfig(entry);
+    config = zx::ParseWorldConfig(OrderedEntry(task));
   } catch (const Error& e) {
-    AgentTaskOutcome out = Skipped(task, e.what());
-    out.grade.status = GradeStatus::kEnvError;
-    return out;
+    return ConfigError(task, e);
   }
   std::string last_reasoning;
   const zx::ModelTurn model = TextProtocolModel(base, send, &last_reasoning);
@@ -132,15 +141,11 @@ AgentTaskOutcome RunZxWorld(const Task& task, const ChatRequest& base, const Age
 // A zx-bench agent loop (requirements.agentLoop): zx-bench's retail loop and text protocol,
 // the world run by evalrun's own engine (as zx-bench's docker backend runs the same engine).
 AgentTaskOutcome RunZxAgentLoop(const Task& task, const ChatRequest& base, const AgentSend& send) {
-  const ordered_json entry =
-      task.raw_ordered.is_object() ? task.raw_ordered : ordered_json::parse(task.raw.dump());
   zx::AgentLoopConfig config;
   try {
-    config = zx::ParseAgentLoopConfig(entry);
+    config = zx::ParseAgentLoopConfig(OrderedEntry(task));
   } catch (const Error& e) {
-    AgentTaskOutcome out = Skipped(task, e.what());
-    out.grade.status = GradeStatus::kEnvError;
-    return out;
+    return ConfigError(task, e);
   }
   zx::AgentLoopRun loop = zx::RunAgentLoopEpisode(
       config, task.raw.value("promptTemplate", ""), TextProtocolModel(base, send, nullptr));
