@@ -28,13 +28,6 @@ constexpr std::string_view kName = "zxbench:agent_loop_trace";
 constexpr std::string_view kVersion = "1";
 constexpr std::string_view kZxEvaluator = "agent_loop_trace agent_loop_v1";
 
-const ordered_json& Get(const ordered_json& object, const char* key) {
-  static const ordered_json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
 const ordered_json& Array(const ordered_json& v) {
   static const ordered_json kEmpty = ordered_json::array();
   return v.is_array() ? v : kEmpty;
@@ -48,14 +41,8 @@ std::vector<std::string> Strings(const ordered_json& v) {
   return out;
 }
 
-// `a === b` for JSON values: primitives only (objects and arrays are never the same object).
-bool StrictEqual(const ordered_json* a, const ordered_json& b) {
-  if (a == nullptr || a->is_structured() || b.is_structured()) return false;
-  if (a->is_number() && b.is_number()) return a->get<double>() == b.get<double>();
-  return *a == b;
-}
-
-const ordered_json* Member(const ordered_json& object, const std::string& key) {
+// object[key], nullptr for undefined (what js::StrictEquals takes).
+const ordered_json* Find(const ordered_json& object, const std::string& key) {
   if (!object.is_object()) return nullptr;
   const auto it = object.find(key);
   return it == object.end() ? nullptr : &*it;
@@ -78,17 +65,14 @@ bool Mentions(const std::string& text, const std::string& fragment) {
   return Norm(text).find(Norm(fragment)) != std::string::npos;
 }
 
-bool WordChar(char c) {
-  return zx::IsWordChar(c);
-}
-
 // promptTemplate.match(/\bo_\d+\b/)?.[0]
 std::optional<std::string> FirstOrderId(const std::string& prompt) {
   for (size_t i = 0; i + 2 < prompt.size(); ++i) {
-    if (prompt[i] != 'o' || prompt[i + 1] != '_' || (i > 0 && WordChar(prompt[i - 1]))) continue;
+    if (prompt[i] != 'o' || prompt[i + 1] != '_' || (i > 0 && zx::IsWordChar(prompt[i - 1])))
+      continue;
     size_t j = i + 2;
     while (j < prompt.size() && prompt[j] >= '0' && prompt[j] <= '9') ++j;
-    if (j == i + 2 || (j < prompt.size() && WordChar(prompt[j]))) continue;
+    if (j == i + 2 || (j < prompt.size() && zx::IsWordChar(prompt[j]))) continue;
     return prompt.substr(i, j - i);
   }
   return std::nullopt;
@@ -103,8 +87,8 @@ std::string Join(const std::vector<std::string>& items, const char* separator) {
 // The part of state[name] beyond its length in the initial state.
 std::vector<const ordered_json*> NewEntries(const ordered_json& state, const ordered_json& initial,
                                             const char* name) {
-  const ordered_json& now = Array(Get(state, name));
-  const size_t before = Array(Get(initial, name)).size();
+  const ordered_json& now = Array(zx::Member(state, name));
+  const size_t before = Array(zx::Member(initial, name)).size();
   std::vector<const ordered_json*> out;
   for (size_t i = before; i < now.size(); ++i) out.push_back(&now[i]);
   return out;
@@ -135,45 +119,45 @@ class ZxAgentLoopTraceGrader final : public Grader {
   Grade Run(const json& spec_json, const Answer& answer, const GradeContext&) const override {
     const ordered_json spec = ordered_json::parse(spec_json.dump());
     const ordered_json trace = ordered_json::parse(answer.text, nullptr, false);
-    if (trace.is_discarded() || !trace.is_object() || !Get(trace, "turns").is_array()) {
+    if (trace.is_discarded() || !trace.is_object() || !zx::Member(trace, "turns").is_array()) {
       return TraceMissing("AGENT_LOOP_TRACE_MISSING: 轨迹未产生（闭环未运行或中途失败）");
     }
-    const ordered_json& requirements = Get(spec, "requirements");
-    const ordered_json& assert_ = Get(requirements, "agentLoopAssert");
+    const ordered_json& requirements = zx::Member(spec, "requirements");
+    const ordered_json& assert_ = zx::Member(requirements, "agentLoopAssert");
     if (!assert_.is_object())
       return TraceMissing("CONFIG_ERROR: 缺少 requirements.agentLoopAssert");
-    const std::vector<std::string> allowed_list = Strings(Get(assert_, "allowedViolations"));
+    const std::vector<std::string> allowed_list = Strings(zx::Member(assert_, "allowedViolations"));
     const std::set<std::string> allowed(allowed_list.begin(), allowed_list.end());
-    const ordered_json& turns = Get(trace, "turns");
+    const ordered_json& turns = zx::Member(trace, "turns");
     json lines = json::array();
     json axes = json::object();
 
     // 1. format_valid.
     int with_protocol = 0;
     for (const ordered_json& t : turns) {
-      const ordered_json& raw = Get(t, "assistantRaw");
+      const ordered_json& raw = zx::Member(t, "assistantRaw");
       if (raw.is_string() && zx::HasProtocolLine(raw.get_ref<const std::string&>()))
         ++with_protocol;
     }
     axes["format_valid"] =
         turns.empty() ? 0 : js::JsRound(100.0 * with_protocol / static_cast<double>(turns.size()));
-    const ordered_json& used = Get(trace, "turnsUsed");
+    const ordered_json& used = zx::Member(trace, "turnsUsed");
     lines.push_back("Protocol lines: " + std::to_string(with_protocol) + "/" +
                     std::to_string(turns.size()) + " 轮（" + js::JsToString(used) + " 轮已用）");
-    const bool truncated = Get(trace, "truncated") == true;
+    const bool truncated = zx::Member(trace, "truncated") == true;
     if (truncated) lines.push_back("   ! 存在 finish_reason=length 的轮次（输出被截断）");
-    const std::vector<std::string> turn_errors = Strings(Get(trace, "turnErrors"));
+    const std::vector<std::string> turn_errors = Strings(zx::Member(trace, "turnErrors"));
     for (const std::string& e : turn_errors) lines.push_back("  ! " + e);
 
     // 2. policy_compliance.
     std::vector<std::pair<std::string, std::string>> effective, attempts;
     for (const ordered_json& t : turns) {
-      for (const ordered_json& c : Array(Get(t, "calls"))) {
-        for (const ordered_json& v : Array(Get(c, "violations"))) {
-          const std::string code = js::JsToString(Get(v, "code"));
+      for (const ordered_json& c : Array(zx::Member(t, "calls"))) {
+        for (const ordered_json& v : Array(zx::Member(c, "violations"))) {
+          const std::string code = js::JsToString(zx::Member(v, "code"));
           if (allowed.count(code) != 0) continue;
-          (Get(v, "blocked") == true ? attempts : effective)
-              .emplace_back(code, js::JsToString(Get(v, "detail")));
+          (zx::Member(v, "blocked") == true ? attempts : effective)
+              .emplace_back(code, js::JsToString(zx::Member(v, "detail")));
         }
       }
     }
@@ -194,26 +178,26 @@ class ZxAgentLoopTraceGrader final : public Grader {
                     " blockedAttempts=" + std::to_string(attempts.size()));
 
     // 3. task_resolution.
-    const ordered_json& state = Get(trace, "state");
-    const ordered_json& initial = Get(trace, "initialState").is_object()
-                                      ? Get(trace, "initialState")
-                                      : Get(Get(requirements, "agentLoop"), "state");
-    const ordered_json& outcome = Get(assert_, "expectedOutcome");
-    const std::string kind = js::JsToString(Get(outcome, "kind"));
-    const ordered_json* want_order = Member(outcome, "orderId");
+    const ordered_json& state = zx::Member(trace, "state");
+    const ordered_json& initial = zx::Member(trace, "initialState").is_object()
+                                      ? zx::Member(trace, "initialState")
+                                      : zx::Member(zx::Member(requirements, "agentLoop"), "state");
+    const ordered_json& outcome = zx::Member(assert_, "expectedOutcome");
+    const std::string kind = js::JsToString(zx::Member(outcome, "kind"));
+    const ordered_json* want_order = Find(outcome, "orderId");
     const auto order_matches = [&](const ordered_json* entry) {
-      return want_order == nullptr || !Truthy(*want_order) ||
-             StrictEqual(Member(*entry, "orderId"), *want_order);
+      return want_order == nullptr || !js::Truthy(*want_order) ||
+             js::StrictEquals(Find(*entry, "orderId"), want_order);
     };
     bool resolved = false;
     if (kind == "refund_issued") {
-      const ordered_json* amount = Member(outcome, "amount");
+      const ordered_json* amount = Find(outcome, "amount");
       int hits = 0;
       for (const ordered_json* r : NewEntries(state, initial, "refunds")) {
         const bool amount_ok =
             amount == nullptr ||
-            (Get(*r, "amount").is_number() && amount->is_number() &&
-             std::abs(Get(*r, "amount").get<double>() - amount->get<double>()) < 0.01);
+            (zx::Member(*r, "amount").is_number() && amount->is_number() &&
+             std::abs(zx::Member(*r, "amount").get<double>() - amount->get<double>()) < 0.01);
         if (order_matches(r) && amount_ok) ++hits;
       }
       resolved = hits > 0;
@@ -238,14 +222,14 @@ class ZxAgentLoopTraceGrader final : public Grader {
         lines.push_back("Outcome[escalated]: 本次新增 " + std::to_string(fresh.size()) + " 次升级");
       } else {
         lines.push_back("Outcome[" + kind +
-                        "]: " + std::to_string(Array(Get(state, ledger)).size()) +
+                        "]: " + std::to_string(Array(zx::Member(state, ledger)).size()) +
                         (kind == "cancelled" ? " 次取消" : " 次改址"));
       }
     } else {  // no_state_change, and any other kind
       resolved = initial.is_object();
       for (const char* ledger :
            {"refunds", "exchanges", "cancellations", "addressChanges", "escalations", "orders"}) {
-        resolved = resolved && Get(state, ledger) == Get(initial, ledger);
+        resolved = resolved && zx::Member(state, ledger) == zx::Member(initial, ledger);
       }
       lines.push_back("Outcome[no_state_change]");
     }
@@ -253,13 +237,13 @@ class ZxAgentLoopTraceGrader final : public Grader {
     lines.push_back(std::string("Task resolution: ") + (resolved ? "PASS" : "MISS"));
 
     // 4. procedure.
-    const std::vector<std::string> must_call = Strings(Get(assert_, "mustCallTools"));
-    const ordered_json& must_args = Array(Get(assert_, "mustCallArgs"));
-    const std::vector<std::string> must_not = Strings(Get(assert_, "mustNotCallTools"));
+    const std::vector<std::string> must_call = Strings(zx::Member(assert_, "mustCallTools"));
+    const ordered_json& must_args = Array(zx::Member(assert_, "mustCallArgs"));
+    const std::vector<std::string> must_not = Strings(zx::Member(assert_, "mustNotCallTools"));
     std::optional<ordered_json> target;
     if (want_order != nullptr) {
       target = *want_order;
-    } else if (const auto id = FirstOrderId(js::JsToString(Get(spec, "promptTemplate")))) {
+    } else if (const auto id = FirstOrderId(js::JsToString(zx::Member(spec, "promptTemplate")))) {
       target = ordered_json(*id);
     }
     bool procedure_measured = true;
@@ -272,10 +256,11 @@ class ZxAgentLoopTraceGrader final : public Grader {
       for (const std::string& tool : must_call) {
         bool hit = false;
         for (const ordered_json& t : turns) {
-          for (const ordered_json& c : Array(Get(t, "calls"))) {
-            if (Get(c, "ok") != true || Get(c, "tool") != tool) continue;
-            const ordered_json* order = Member(Get(c, "args"), "orderId");
-            if (!target || !Truthy(*target) || order == nullptr || StrictEqual(order, *target)) {
+          for (const ordered_json& c : Array(zx::Member(t, "calls"))) {
+            if (zx::Member(c, "ok") != true || zx::Member(c, "tool") != tool) continue;
+            const ordered_json* order = Find(zx::Member(c, "args"), "orderId");
+            if (!target || !js::Truthy(*target) || order == nullptr ||
+                js::StrictEquals(order, &*target)) {
               hit = true;
             }
           }
@@ -290,20 +275,24 @@ class ZxAgentLoopTraceGrader final : public Grader {
       for (const std::string& tool : must_not) {
         bool called = false;
         for (const ordered_json& t : turns) {
-          for (const ordered_json& c : Array(Get(t, "calls")))
-            called = called || Get(c, "tool") == tool;
+          for (const ordered_json& c : Array(zx::Member(t, "calls")))
+            called = called || zx::Member(c, "tool") == tool;
         }
         if (called) forbidden.push_back(tool);
       }
       for (const ordered_json& expected : must_args) {
         bool hit = false;
         for (const ordered_json& t : turns) {
-          for (const ordered_json& c : Array(Get(t, "calls"))) {
-            if (Get(c, "ok") != true || Get(c, "tool") != Get(expected, "tool")) continue;
+          for (const ordered_json& c : Array(zx::Member(t, "calls"))) {
+            if (zx::Member(c, "ok") != true ||
+                zx::Member(c, "tool") != zx::Member(expected, "tool"))
+              continue;
             bool all = true;
-            for (auto it = Get(expected, "args").begin();
-                 Get(expected, "args").is_object() && it != Get(expected, "args").end(); ++it) {
-              all = all && StrictEqual(Member(Get(c, "args"), it.key()), it.value());
+            for (auto it = zx::Member(expected, "args").begin();
+                 zx::Member(expected, "args").is_object() &&
+                 it != zx::Member(expected, "args").end();
+                 ++it) {
+              all = all && js::StrictEquals(Find(zx::Member(c, "args"), it.key()), &it.value());
             }
             hit = hit || all;
           }
@@ -311,7 +300,8 @@ class ZxAgentLoopTraceGrader final : public Grader {
         if (hit) {
           ++hits;
         } else {
-          lines.push_back("  - 必要工具参数不匹配: " + js::JsToString(Get(expected, "tool")));
+          lines.push_back("  - 必要工具参数不匹配: " +
+                          js::JsToString(zx::Member(expected, "tool")));
         }
       }
       const size_t total = must_call.size() + must_args.size() + must_not.size();
@@ -323,10 +313,10 @@ class ZxAgentLoopTraceGrader final : public Grader {
     }
 
     // 5. communication.
-    const std::string final_message = js::JsToString(Get(trace, "finalMessage"));
-    const std::vector<std::string> mentions = Strings(Get(assert_, "finalMentions"));
-    const ordered_json& any_groups = Array(Get(assert_, "finalMentionAny"));
-    const std::vector<std::string> forbid = Strings(Get(assert_, "finalMustNotMention"));
+    const std::string final_message = js::JsToString(zx::Member(trace, "finalMessage"));
+    const std::vector<std::string> mentions = Strings(zx::Member(assert_, "finalMentions"));
+    const ordered_json& any_groups = Array(zx::Member(assert_, "finalMentionAny"));
+    const std::vector<std::string> forbid = Strings(zx::Member(assert_, "finalMustNotMention"));
     if (!mentions.empty() || !any_groups.empty() || !forbid.empty()) {
       int hit_count = 0;
       for (const std::string& m : mentions) hit_count += Mentions(final_message, m) ? 1 : 0;
@@ -355,8 +345,8 @@ class ZxAgentLoopTraceGrader final : public Grader {
     }
 
     // 6. efficiency.
-    const ordered_json& budget = Get(assert_, "maxTurnsUsed");
-    const ordered_json& max_turns = Get(Get(requirements, "agentLoop"), "maxTurns");
+    const ordered_json& budget = zx::Member(assert_, "maxTurnsUsed");
+    const ordered_json& max_turns = zx::Member(zx::Member(requirements, "agentLoop"), "maxTurns");
     if (!budget.is_null() && !(max_turns.is_number() && budget.is_number() &&
                                budget.get<double>() >= max_turns.get<double>())) {
       const double turns_used = used.is_number() ? used.get<double>() : 0;
@@ -415,8 +405,9 @@ class ZxAgentLoopTraceGrader final : public Grader {
         {"turns_used", used},
         // zx-bench runs the engine in node:22-alpine (pinned by image ID) for the
         // docker backend; here it is evalrun's own, in process.
-        {"backend", js::JsToString(Get(Get(requirements, "agentLoop"), "backend"))},
-        {"image", js::JsToString(Get(Get(requirements, "agentLoop"), "expectedImageId"))},
+        {"backend", js::JsToString(zx::Member(zx::Member(requirements, "agentLoop"), "backend"))},
+        {"image",
+         js::JsToString(zx::Member(zx::Member(requirements, "agentLoop"), "expectedImageId"))},
         {"host_runtime", "evalrun's in-process retail engine"},
         {"final_message", final_message}};
     std::string reason = "policy " + std::to_string(axes["policy_compliance"].get<int>()) +
@@ -424,15 +415,6 @@ class ZxAgentLoopTraceGrader final : public Grader {
                          procedure_text + ", " + js::JsToString(used) + " turns";
     if (red_line) reason += ", a policy violation took effect (red line: at most 30)";
     return zx::ZxGrade(total, std::move(evidence), std::move(reason), kZxEvaluator);
-  }
-
- private:
-  static bool Truthy(const ordered_json& v) {
-    if (v.is_null()) return false;
-    if (v.is_boolean()) return v.get<bool>();
-    if (v.is_string()) return !v.get_ref<const std::string&>().empty();
-    if (v.is_number()) return v.get<double>() != 0;
-    return true;
   }
 };
 

@@ -1212,7 +1212,8 @@ Runtime RuntimeFor(std::string_view language, ContractKind kind = ContractKind::
                      "Driver.cs",  "",            4L << 30};
     }
     case ContractKind::kGoJson:
-      // Built and run by zx::RunGoProgram: main.go is the whole program, the patch inside it.
+      // Built and run by zx::RunGoProgram: main.go is the whole program, the patch inside it;
+      // check_argv only says there is a build step before the cases (RunSuite).
       return Runtime{kind, "go", "golang-go", "main.go", {"go"}, {}, "main.go", "", 8L << 30};
     case ContractKind::kIsolatedJson:
       break;

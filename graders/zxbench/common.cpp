@@ -14,6 +14,13 @@ const nlohmann::json& Member(const nlohmann::json& object, const char* key) {
   return it == object.end() ? kNull : *it;
 }
 
+const js::ordered_json& Member(const js::ordered_json& object, const char* key) {
+  static const js::ordered_json kNull;
+  if (!object.is_object()) return kNull;
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
 bool IsIntegral(const nlohmann::json& v) {
   if (v.is_number_integer() || v.is_number_unsigned()) return true;
   return v.is_number_float() && std::isfinite(v.get<double>()) &&

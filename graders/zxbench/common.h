@@ -9,11 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/grade.h"
+#include "core/js_value.h"
 
 namespace evalrun::zx {
 
 // object[key], or a null value when `object` is not an object or has no such key.
 const nlohmann::json& Member(const nlohmann::json& object, const char* key);
+const js::ordered_json& Member(const js::ordered_json& object, const char* key);
 
 // Number.isInteger(v) for a JSON value.
 bool IsIntegral(const nlohmann::json& v);

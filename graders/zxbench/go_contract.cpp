@@ -426,8 +426,8 @@ SandboxResult RunGoProgram(const Sandbox& sandbox, const std::string& source, co
 
   // zx-bench's container: the case's timeout plus the 5 s its runner allows the docker CLI;
   // v1 384 MB, 96 pids, a 128 MB /tmp; v2 512 MB, 256 pids, 256 MB. Memory is address space
-  // here: the go command's own is left wide, the program's (ThreadSanitizer maps terabytes of
-  // shadow under -race) is not capped by it.
+  // here, which Go reserves well beyond what it uses: the go command and a v1 program get 8 GiB;
+  // a -race program (ThreadSanitizer maps terabytes of shadow) is not held by it at all.
   const double seconds = GoContractSeconds(contract) + 5;
   SandboxLimits limits;
   limits.wall_seconds = seconds;

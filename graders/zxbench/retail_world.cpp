@@ -19,6 +19,7 @@ using js::IsJsSpace;
 using js::JsNumberString;
 using js::JsTrim;
 using js::NextCodePoint;
+using js::Truthy;
 
 struct Param {
   const char* name;
@@ -70,22 +71,6 @@ constexpr const char* kRetailPolicy =
 constexpr const char* kApprovalRule =
     "\n9. 升级人工仅提交审批请求，不等于审批通过。需环境已有批准记录才能发起需要特批的退款。";
 
-const ordered_json& Get(const ordered_json& object, const char* key) {
-  static const ordered_json kNull;
-  if (!object.is_object()) return kNull;
-  const auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-// JavaScript truthiness of a JSON value (absent: false).
-bool Truthy(const ordered_json& v) {
-  if (v.is_null()) return false;
-  if (v.is_boolean()) return v.get<bool>();
-  if (v.is_number()) return v.get<double>() != 0 && !std::isnan(v.get<double>());
-  if (v.is_string()) return !v.get_ref<const std::string&>().empty();
-  return true;
-}
-
 ordered_json& Ledger(ordered_json& state, const char* name) {
   ordered_json& v = state[name];
   if (!v.is_array()) v = ordered_json::array();
@@ -98,7 +83,7 @@ ordered_json* FindBy(ordered_json& state, const char* list, const char* key,
   ordered_json& items = state[list];
   if (!id || !items.is_array()) return nullptr;
   for (ordered_json& item : items) {
-    const ordered_json& value = Get(item, key);
+    const ordered_json& value = Member(item, key);
     if (value.is_string() && value.get_ref<const std::string&>() == *id) return &item;
   }
   return nullptr;
@@ -121,8 +106,10 @@ double DateParse(const ordered_json& v) {
   tm.tm_hour = h;
   tm.tm_min = mi;
   double t = static_cast<double>(timegm(&tm)) * 1000 + std::round(sec * 1000);
-  const std::string zone = n == 7 ? tail : "";
-  if (zone == "Z" || zone.empty()) return zone.empty() && n == 6 ? NAN : t;
+  // No zone: JavaScript would read local time; the bank always writes one.
+  if (n == 6) return NAN;
+  const std::string zone = tail;
+  if (zone == "Z") return t;
   int zh = 0, zm = 0;
   if ((zone[0] == '+' || zone[0] == '-') &&
       std::sscanf(zone.c_str() + 1, "%2d:%2d", &zh, &zm) == 2) {
@@ -137,7 +124,7 @@ double DaysBetween(const ordered_json& from, const ordered_json& to) {
 }
 
 std::optional<std::string> Str(const ordered_json& args, const char* key) {
-  const ordered_json& v = Get(args, key);
+  const ordered_json& v = Member(args, key);
   if (v.is_string()) return v.get<std::string>();
   return std::nullopt;
 }
@@ -183,13 +170,13 @@ Execution Ok(ordered_json result, std::vector<RetailViolation> violations = {}) 
 }
 
 bool OrderHasDigital(const ordered_json& state, const ordered_json& order) {
-  const ordered_json& items = Get(order, "items");
-  const ordered_json& products = Get(state, "products");
+  const ordered_json& items = Member(order, "items");
+  const ordered_json& products = Member(state, "products");
   if (!items.is_array() || !products.is_array()) return false;
   for (const ordered_json& item : items) {
     for (const ordered_json& p : products) {
-      if (Get(p, "id") == Get(item, "productId")) {
-        if (Truthy(Get(p, "digital"))) return true;
+      if (Member(p, "id") == Member(item, "productId")) {
+        if (Truthy(Member(p, "digital"))) return true;
         break;  // find(): the first product of that id
       }
     }
@@ -199,24 +186,24 @@ bool OrderHasDigital(const ordered_json& state, const ordered_json& order) {
 
 double RefundedOnOrder(const ordered_json& state, const ordered_json& order_id) {
   double sum = 0;
-  for (const ordered_json& r : Get(state, "refunds")) {
-    if (Get(r, "orderId") == order_id) sum += ToNumber(Get(r, "amount"));
+  for (const ordered_json& r : Member(state, "refunds")) {
+    if (Member(r, "orderId") == order_id) sum += ToNumber(Member(r, "amount"));
   }
   return sum;
 }
 
 // Refunds on the user's orders this month (state.now's YYYY-MM); one without createdAt counts.
 int MonthlyRefundCount(const ordered_json& state, const ordered_json& user_id) {
-  const ordered_json& now = Get(state, "now");
+  const ordered_json& now = Member(state, "now");
   const std::string month = now.is_string() ? now.get<std::string>().substr(0, 7) : "";
   int count = 0;
-  for (const ordered_json& r : Get(state, "refunds")) {
+  for (const ordered_json& r : Member(state, "refunds")) {
     bool mine = false;
-    for (const ordered_json& o : Get(state, "orders")) {
-      if (Get(o, "userId") == user_id && Get(o, "id") == Get(r, "orderId")) mine = true;
+    for (const ordered_json& o : Member(state, "orders")) {
+      if (Member(o, "userId") == user_id && Member(o, "id") == Member(r, "orderId")) mine = true;
     }
     if (!mine) continue;
-    const ordered_json& created = Get(r, "createdAt");
+    const ordered_json& created = Member(r, "createdAt");
     if (!Truthy(created) ||
         (created.is_string() && created.get<std::string>().substr(0, 7) == month)) {
       ++count;
@@ -226,8 +213,8 @@ int MonthlyRefundCount(const ordered_json& state, const ordered_json& user_id) {
 }
 
 bool HasEscalation(const ordered_json& state, const ordered_json& order_id) {
-  for (const ordered_json& e : Get(state, "escalations")) {
-    if (Get(e, "orderId") == order_id) return true;
+  for (const ordered_json& e : Member(state, "escalations")) {
+    if (Member(e, "orderId") == order_id) return true;
   }
   return false;
 }
@@ -235,32 +222,32 @@ bool HasEscalation(const ordered_json& state, const ordered_json& order_id) {
 Execution IssueRefund(ordered_json& state, const ordered_json& args) {
   ordered_json* order = FindBy(state, "orders", "id", Str(args, "orderId"));
   if (order == nullptr) return Failed("订单 " + Shown(Str(args, "orderId")) + " 不存在");
-  const double amount = ToNumber(Get(args, "amount"));
+  const double amount = ToNumber(Member(args, "amount"));
   if (!std::isfinite(amount) || amount <= 0) return Failed("退款金额必须为正数");
-  const ordered_json& id = Get(*order, "id");
-  if (Get(*order, "status") != "delivered")
+  const ordered_json& id = Member(*order, "id");
+  if (Member(*order, "status") != "delivered")
     return Denied("refund_not_delivered", "订单未送达，不得退款");
-  const ordered_json& delivered = Get(*order, "deliveredAt");
+  const ordered_json& delivered = Member(*order, "deliveredAt");
   if (!Truthy(delivered)) return Denied("refund_not_delivered", "缺少送达时间，不得退款");
   if (RefundedOnOrder(state, id) > 0) return Denied("refund_duplicate", "该订单已退过款");
-  const double total = ToNumber(Get(*order, "total"));
+  const double total = ToNumber(Member(*order, "total"));
   if (amount > total) {
     return Denied("refund_exceeds_paid", "退款金额 " + JsNumberString(amount) + " 超过订单实付 " +
-                                             js::JsToString(Get(*order, "total")));
+                                             js::JsToString(Member(*order, "total")));
   }
   const ordered_json* approval = nullptr;
-  for (const ordered_json& a : Get(state, "refundApprovals")) {
-    if (Get(a, "orderId") == id) {
+  for (const ordered_json& a : Member(state, "refundApprovals")) {
+    if (Member(a, "orderId") == id) {
       approval = &a;
       break;
     }
   }
-  const bool approved = approval != nullptr && Get(*approval, "status") == "approved";
-  const bool rejected = approval != nullptr && Get(*approval, "status") == "rejected";
-  const double days = DaysBetween(delivered, Get(state, "now"));
-  const ordered_json user = Get(*order, "userId");
+  const bool approved = approval != nullptr && Member(*approval, "status") == "approved";
+  const bool rejected = approval != nullptr && Member(*approval, "status") == "rejected";
+  const double days = DaysBetween(delivered, Member(state, "now"));
+  const ordered_json user = Member(*order, "userId");
   const int monthly = MonthlyRefundCount(state, user);
-  const bool gate = Truthy(Get(state, "approvalRequired"));
+  const bool gate = Truthy(Member(state, "approvalRequired"));
   if (gate && (amount > 500 || days > 30 || monthly >= 2) && !approved) {
     return Denied("refund_approval_pending",
                   rejected ? "人工已拒绝此订单退款" : "人工升级仅表示已提交审批，尚未批准退款");
@@ -290,7 +277,7 @@ Execution IssueRefund(ordered_json& state, const ordered_json& args) {
                      {"amount", amount},
                      {"reason", Str(args, "reason").value_or("")},
                      {"escalated", escalated},
-                     {"createdAt", Get(state, "now")}});
+                     {"createdAt", Member(state, "now")}});
   return Ok({{"ok", true},
              {"refundId", "rf_" + std::to_string(refunds.size())},
              {"orderId", order_id},
@@ -303,7 +290,7 @@ Execution Execute(ordered_json& state, const std::string& tool, const ordered_js
     ordered_json* user = FindBy(state, "users", "id", Str(args, "userId"));
     if (user == nullptr) return Failed("用户 " + Shown(Str(args, "userId")) + " 不存在");
     if (tool == "get_user") return Ok({{"ok", true}, {"user", *user}});
-    const ordered_json user_id = Get(*user, "id");
+    const ordered_json user_id = Member(*user, "id");
     Ledger(state, "messages")
         .push_back({{"userId", user_id}, {"text", Str(args, "text").value_or("")}});
     return Ok({{"ok", true}, {"delivered", true}});
@@ -311,8 +298,8 @@ Execution Execute(ordered_json& state, const std::string& tool, const ordered_js
   if (tool == "list_orders") {
     ordered_json orders = ordered_json::array();
     const std::optional<std::string> user = Str(args, "userId");
-    for (const ordered_json& o : Get(state, "orders")) {
-      if (user && Get(o, "userId") == *user) orders.push_back(o);
+    for (const ordered_json& o : Member(state, "orders")) {
+      if (user && Member(o, "userId") == *user) orders.push_back(o);
     }
     if (orders.empty()) return Failed("用户 " + Shown(user) + " 没有订单");
     return Ok({{"ok", true}, {"orders", std::move(orders)}});
@@ -328,19 +315,19 @@ Execution Execute(ordered_json& state, const std::string& tool, const ordered_js
   if (!known) return Failed("未知工具 " + tool);
   ordered_json* order = FindBy(state, "orders", "id", Str(args, "orderId"));
   if (order == nullptr) return Failed("订单 " + Shown(Str(args, "orderId")) + " 不存在");
-  const ordered_json id = Get(*order, "id");
-  const std::string status = js::JsToString(Get(*order, "status"));
+  const ordered_json id = Member(*order, "id");
+  const std::string status = js::JsToString(Member(*order, "status"));
   if (tool == "get_order") return Ok({{"ok", true}, {"order", *order}});
   if (tool == "exchange_item") {
     ordered_json* target = FindBy(state, "products", "id", Str(args, "newProductId"));
     if (target == nullptr) return Failed("商品 " + Shown(Str(args, "newProductId")) + " 不存在");
     std::vector<RetailViolation> violations;
-    if (OrderHasDigital(state, *order) || Truthy(Get(*target, "digital"))) {
+    if (OrderHasDigital(state, *order) || Truthy(Member(*target, "digital"))) {
       violations.push_back({"exchange_digital", "数字商品不支持换货", false});
     }
     if (status == "cancelled") return Denied("exchange_cancelled", "订单已取消，无法换货");
     ordered_json& exchanges = Ledger(state, "exchanges");
-    exchanges.push_back({{"orderId", id}, {"newProductId", Get(*target, "id")}});
+    exchanges.push_back({{"orderId", id}, {"newProductId", Member(*target, "id")}});
     return Ok({{"ok", true}, {"exchangeId", "ex_" + std::to_string(exchanges.size())}},
               std::move(violations));
   }
@@ -357,7 +344,7 @@ Execution Execute(ordered_json& state, const std::string& tool, const ordered_js
       return Denied("address_after_ship", "订单状态为 " + status + "，发货后不得修改地址");
     }
     if (const auto address = Str(args, "address")) (*order)["address"] = *address;
-    const ordered_json address = Get(*order, "address");
+    const ordered_json address = Member(*order, "address");
     Ledger(state, "addressChanges").push_back({{"orderId", id}, {"address", address}});
     return Ok({{"ok", true}, {"orderId", id}, {"address", address}});
   }
@@ -480,26 +467,25 @@ ordered_json ParseArgs(std::optional<std::string_view> braces, bool strict) {
 
 }  // namespace
 
-bool HasAgentLoop(const ordered_json& entry) {
-  const ordered_json& requirements = Get(entry, "requirements");
-  return Get(requirements, "agentLoop").is_object();
+bool HasAgentLoop(const nlohmann::json& entry) {
+  return Member(Member(entry, "requirements"), "agentLoop").is_object();
 }
 
 AgentLoopConfig ParseAgentLoopConfig(const ordered_json& entry) {
-  const ordered_json& loop = Get(Get(entry, "requirements"), "agentLoop");
+  const ordered_json& loop = Member(Member(entry, "requirements"), "agentLoop");
   if (!loop.is_object()) throw Error("requirements.agentLoop must be an object");
   AgentLoopConfig config;
-  config.state = Get(loop, "state");
+  config.state = Member(loop, "state");
   if (!config.state.is_object()) throw Error("requirements.agentLoop.state must be an object");
   for (const char* list : {"users", "products", "orders"}) {
-    if (!Get(config.state, list).is_array()) {
+    if (!Member(config.state, list).is_array()) {
       throw Error(std::string("requirements.agentLoop.state.") + list + " must be an array");
     }
   }
-  const ordered_json& turns = Get(loop, "maxTurns");
+  const ordered_json& turns = Member(loop, "maxTurns");
   if (!turns.is_number()) throw Error("requirements.agentLoop.maxTurns must be a number");
   config.max_turns = std::max(1, static_cast<int>(std::min(turns.get<double>(), 1000.0)));
-  const ordered_json& script = Get(loop, "userScript");
+  const ordered_json& script = Member(loop, "userScript");
   if (!script.is_null()) {
     if (!script.is_array()) throw Error("requirements.agentLoop.userScript must be an array");
     for (const ordered_json& line : script) {
@@ -507,17 +493,14 @@ AgentLoopConfig ParseAgentLoopConfig(const ordered_json& entry) {
       config.user_script.push_back(line.get<std::string>());
     }
   }
-  config.strict = Get(loop, "backend") == "docker";
-  if (Get(loop, "expectedImageId").is_string()) {
-    config.expected_image_id = Get(loop, "expectedImageId").get<std::string>();
-  }
-  if (Get(loop, "policy").is_string()) config.policy = Get(loop, "policy").get<std::string>();
-  if (Get(loop, "tools").is_array()) {
-    for (const ordered_json& t : Get(loop, "tools")) {
+  config.strict = Member(loop, "backend") == "docker";
+  if (Member(loop, "policy").is_string()) config.policy = Member(loop, "policy").get<std::string>();
+  if (Member(loop, "tools").is_array()) {
+    for (const ordered_json& t : Member(loop, "tools")) {
       if (t.is_string()) config.tools.push_back(t.get<std::string>());
     }
   }
-  if (!Get(Get(entry, "requirements"), "agentLoopAssert").is_object()) {
+  if (!Member(Member(entry, "requirements"), "agentLoopAssert").is_object()) {
     throw Error("requirements.agentLoopAssert must be an object");
   }
   return config;
@@ -536,7 +519,7 @@ std::vector<std::string> AgentLoopTools(const AgentLoopConfig& config) {
 
 std::string AgentLoopSystemPrompt(const AgentLoopConfig& config) {
   std::string policy = config.policy.empty() ? kRetailPolicy : config.policy;
-  if (Truthy(Get(config.state, "approvalRequired"))) policy += kApprovalRule;
+  if (Truthy(Member(config.state, "approvalRequired"))) policy += kApprovalRule;
   std::string catalog;
   for (const std::string& name : AgentLoopTools(config)) {
     const ToolSpec& t = *FindTool(name);

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/js_value.h"
 
 namespace evalrun::zx {
@@ -39,8 +41,7 @@ struct AgentLoopConfig {
   ordered_json state;  // the initial world
   int max_turns = 1;   // max(1, maxTurns)
   std::vector<std::string> user_script;
-  bool strict = false;  // backend "docker": strict parsing and argument checks
-  std::string expected_image_id;
+  bool strict = false;             // backend "docker": strict parsing and argument checks
   std::string policy;              // "" : the retail policy
   std::vector<std::string> tools;  // empty: all ten
 };
@@ -48,7 +49,7 @@ struct AgentLoopConfig {
 // Parses requirements.agentLoop of a bank entry; throws evalrun::Error naming what is wrong.
 AgentLoopConfig ParseAgentLoopConfig(const ordered_json& entry);
 // Whether the entry has requirements.agentLoop (zx-bench then runs the loop, whatever the grader).
-bool HasAgentLoop(const ordered_json& entry);
+bool HasAgentLoop(const nlohmann::json& entry);
 
 // The system prompt (buildAgentSystemPrompt with the policy, item 9 when approvals are
 // required, and the allowed tools' catalogue), word for word.

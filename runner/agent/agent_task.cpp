@@ -13,6 +13,7 @@
 #include "runner/agent/agent_loop.h"
 #include "runner/agent/repo_tools.h"
 #include "runner/agent/world_tools.h"
+#include "graders/zxbench/retail_world.h"
 #include "runner/agent/zx_agent_loop.h"
 #include "runner/agent/zx_world_loop.h"
 #include "tasks/repo_workspace.h"
@@ -267,10 +268,7 @@ AgentTaskOutcome RunRepo(const Task& task, const ChatRequest& base, const AgentS
 
 bool IsAgentTask(const Task& task) {
   if (task.format == "zxbench") {
-    return zx::HasExecutionWorld(task.raw) ||
-           (task.raw.contains("requirements") && task.raw["requirements"].is_object() &&
-            task.raw["requirements"].contains("agentLoop") &&
-            task.raw["requirements"]["agentLoop"].is_object());
+    return zx::HasExecutionWorld(task.raw) || zx::HasAgentLoop(task.raw);
   }
   return !AgentKind(task).empty();
 }

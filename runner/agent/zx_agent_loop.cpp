@@ -14,12 +14,6 @@ using json = nlohmann::json;
 constexpr const char* kNudge =
     "（系统）如需继续操作请继续调用工具；若已完成，请用 SAY 给出最终答复。";
 
-bool LooksLikeTimeout(const std::string& message) {
-  std::string lower;
-  for (char c : message) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-  return lower.find("timed out") != std::string::npos || lower.find("timeout") != std::string::npos;
-}
-
 }  // namespace
 
 AgentLoopRun RunAgentLoopEpisode(const AgentLoopConfig& config, std::string_view task,

@@ -73,13 +73,13 @@ std::optional<std::pair<std::string_view, std::string_view>> MatchCall(std::stri
   return std::make_pair(name, braces);
 }
 
-bool LooksLikeTimeout(const std::string& message) {  // /timeout|timed out/i
+}  // namespace
+
+bool LooksLikeTimeout(const std::string& message) {
   std::string lower;
   for (char c : message) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return lower.find("timeout") != std::string::npos || lower.find("timed out") != std::string::npos;
 }
-
-}  // namespace
 
 std::vector<WorldCall> ParseWorldCalls(std::string_view text) {
   std::vector<WorldCall> calls;

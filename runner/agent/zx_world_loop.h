@@ -92,6 +92,9 @@ WorldLoopResult RunWorldLoop(const WorldConfig& config, std::string_view task,
                              const ModelTurn& model, const Sandbox* sandbox,
                              std::string_view evaluator, const WorldLoopOptions& options = {});
 
+// /timeout|timed out/i, as zx-bench tells a timed-out model call from another failure.
+bool LooksLikeTimeout(const std::string& message);
+
 // The real model: POST {endpoint}/v1/chat/completions, streamed, `base` supplying model,
 // max_tokens and sampling; its messages are replaced by `messages`. One attempt, no retries
 // (the scheduler retries, as zx-bench's callModelWithRetry does).
