@@ -25,7 +25,8 @@ GraderRegistry::GraderRegistry() {
       MakeRepoTestsGrader,
       MakeZxToolCallTraceGrader,   MakeZxAgentTraceGrader,
       MakeZxCanaryAuthorityGrader, MakeZxCanaryAuthorityTextGrader,
-      MakeZxSchemaComplianceGrader, MakeZxAgentLoopTraceGrader, MakeWorldGrader,
+      MakeZxSchemaComplianceGrader, MakeZxAgentLoopTraceGrader, MakeZxHallucinationResistanceGrader,
+      MakeWorldGrader,
   };
   for (auto factory : factories) {
     std::unique_ptr<Grader> grader = factory();
@@ -108,6 +109,19 @@ void MarkUnrunnableTasks(Suite& suite) {
     const Grader* grader = registry.Find(task.grader.value("type", ""));
     if (grader == nullptr) continue;
     task.skip_reason = grader->Unrunnable(GraderSpec(task));
+  }
+}
+
+std::string JudgeSkipReason(const Task& task) {
+  if (!task.skip_reason.empty()) return {};
+  const Grader* grader = GraderRegistry::Builtin().Find(task.grader.value("type", ""));
+  return grader == nullptr ? std::string() : grader->NeedsJudge();
+}
+
+void MarkJudgedTasks(Suite& suite) {
+  for (Task& task : suite.tasks) {
+    std::string reason = JudgeSkipReason(task);
+    if (!reason.empty()) task.skip_reason = std::move(reason);
   }
 }
 

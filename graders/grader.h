@@ -40,6 +40,12 @@ void CheckGraderSpecs(const Suite& suite);
 // CheckGraderSpecs).
 void MarkUnrunnableTasks(Suite& suite);
 
+// Judged tasks (graders/framework/grader.h): the reason a task is skipped when the run has no
+// judge ("" when its grader needs none or it is skipped already), and every such task of a
+// suite marked with it (a run without --judge-endpoint, `evalrun validate` without it).
+std::string JudgeSkipReason(const Task& task);
+void MarkJudgedTasks(Suite& suite);
+
 // Grades one output of one task: extraction once for all graders (graders/framework/answer.h), the status
 // rules (unclosed <think> -> no_answer; cut by max_tokens before any answer -> budget_exhausted),
 // then the task's grader. Fills grade.grader and grade.grader_version.

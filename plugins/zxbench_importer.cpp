@@ -220,10 +220,13 @@ std::string SkipReason(const json& entry) {
                                                       "instruction_checklist",
                                                       "structured_contract", "code_repair",
                                                       "schema_compliance", "cli_command",
-                                                      "project_repair"};
+                                                      "project_repair",
+                                                      "hallucination_resistance"};
   static const std::vector<std::string> kWorlds = {"agent_trace", "tool_call_trace",
                                                    "canary_authority"};
-  static const std::vector<std::string> kJudge = {"hallucination_resistance", "ultra_proof_part"};
+  // hallucination_resistance needs a judge too: the run skips it when none is given
+  // (MarkJudgedTasks); ultra_proof_part's rubric path is not reproduced (docs/zx-bench.md).
+  static const std::vector<std::string> kJudge = {"ultra_proof_part"};
   const auto in = [&](const std::vector<std::string>& names) {
     return std::find(names.begin(), names.end(), grader) != names.end();
   };
@@ -231,7 +234,8 @@ std::string SkipReason(const json& entry) {
   std::string reason;
   if (in(kFromEntry)) {
     // runnable (code_repair, cli_command and project_repair also need the sandbox and a runtime
-    // or a stand-in for the entry's image: their graders decide)
+    // or a stand-in for the entry's image, hallucination_resistance a judge: their graders
+    // decide)
   } else if (in(kWorlds)) {
     // canary_authority without a world is graded from the reply alone
     // (zxbench:canary_authority_text); the traces need their world.
@@ -534,9 +538,14 @@ Suite ImportZxBench(std::string_view bank_json, const std::string& file_label) {
     } else {
       task.location = {file_label, 0, 0};
     }
-    if (const json* requirements = Field(task.raw, "requirements");
-        requirements != nullptr && requirements->is_object() &&
-        Field(*requirements, "executionWorld") != nullptr && i < offsets.size()) {
+    // The entry in the bank's key order where zx-bench shows it as JSON: a world's tools, and
+    // the requirements a judge is shown (JSON.stringify keeps insertion order).
+    const json* requirements = Field(task.raw, "requirements");
+    const bool shown_as_json =
+        (requirements != nullptr && requirements->is_object() &&
+         Field(*requirements, "executionWorld") != nullptr) ||
+        StringField(task.raw, "grader") == "hallucination_resistance";
+    if (shown_as_json && i < offsets.size()) {
       // The entry's own bytes, up to where the next entry (or the array's end) starts.
       const std::size_t begin = offsets[i].begin;
       std::size_t end = i + 1 < offsets.size() ? offsets[i + 1].begin : bank_json.rfind(']');

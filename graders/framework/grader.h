@@ -3,6 +3,7 @@
 // is built on. A grader is a pure, thread-safe function of (task grader spec, extracted answer,
 // context) to a Grade; its spec is checked once when the suite loads. Graders are versioned: the
 // version goes into the grade. The registry of built-in graders is graders/grader.h.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -30,6 +31,39 @@ struct GradeContext {
   // The task's `agent` mapping (evalrun agent tasks: the world, the repository); null for
   // others. Set by GradeOutput.
   const nlohmann::json* agent = nullptr;
+  // Judged graders: the judge's exchange recorded with the task (a JudgeRecord as JSON, see
+  // below); null when no judge was asked.
+  const nlohmann::json* judge = nullptr;
+};
+
+// ---- Judged graders (zx-bench's hallucination_resistance) ---------------------------------------
+// A judged grader scores an answer with the verdict of an LLM judge. The runner asks the judge
+// (runner/judge.h) with the question the grader writes, stores every request and reply with the
+// task (its transcript's "judge" member), and the grader then scores from that record alone: a
+// pure function of (spec, answer, record), so `evalrun verify` recomputes the grade from the
+// recorded verdict without asking anyone.
+//
+// The record's shape (docs/bundle-format.md):
+//   {"endpoint": URL, "model": judge model id,
+//    "attempts": [{"request": {"model", "messages": [{role, content}...], "max_tokens",
+//                              "temperature"},
+//                  "outcome": "ok" | a request outcome, "error": text, "http_status": n,
+//                  "content": the judge's answer channel, "finish_reason": text,
+//                  "latency_ms": n, "usage": {...} or null}, ...]}
+
+// What the grader knows of the candidate's reply beyond its text, for the judge's prompt.
+struct CandidateInfo {
+  std::string finish_reason;       // as the server sent it
+  int64_t completion_tokens = -1;  // -1: not reported
+  int64_t max_tokens = -1;         // -1: none was sent
+};
+
+// One request to the judge, as the grader wants it sent.
+struct JudgeQuestion {
+  std::string system;
+  std::string user;
+  int64_t max_tokens = -1;
+  double temperature = 0;
 };
 
 class Grader {
@@ -61,6 +95,30 @@ class Grader {
   virtual void CheckAgent(const nlohmann::json& agent, const SourceLocation& where) const {
     (void)agent;
     (void)where;
+  }
+  // Judged graders (above): why a task cannot be graded when the run has no judge ("" for a
+  // grader that needs none). Such tasks are skipped with it (MarkJudgedTasks, graders/grader.h).
+  virtual std::string NeedsJudge() const { return {}; }
+  // The judge's question about `answer` to `task`: attempt 0 first, attempt k > 0 after k
+  // unusable replies. nullopt when no (further) question is asked: the answer needs no judge,
+  // or the attempts are used up.
+  virtual std::optional<JudgeQuestion> JudgeQuestionFor(const Task& task, const Answer& answer,
+                                                        const CandidateInfo& candidate,
+                                                        int attempt) const {
+    (void)task;
+    (void)answer;
+    (void)candidate;
+    (void)attempt;
+    return std::nullopt;
+  }
+  // Why a judge's reply cannot be used ("" when it can): the runner asks again
+  // (JudgeQuestionFor with the next attempt) after an unusable reply.
+  virtual std::string JudgeReplyProblem(const nlohmann::json& spec, std::string_view content,
+                                        std::string_view finish_reason) const {
+    (void)spec;
+    (void)content;
+    (void)finish_reason;
+    return {};
   }
 };
 

@@ -22,6 +22,8 @@ std::unique_ptr<Grader> MakeZxCanaryAuthorityGrader();   // graders/zxbench/worl
 std::unique_ptr<Grader> MakeZxCanaryAuthorityTextGrader();
 std::unique_ptr<Grader> MakeZxAgentLoopTraceGrader();   // graders/zxbench/agent_loop_trace.cpp
 std::unique_ptr<Grader> MakeZxSchemaComplianceGrader();  // graders/zxbench/schema_compliance.cpp
+// graders/zxbench/hallucination_resistance.cpp
+std::unique_ptr<Grader> MakeZxHallucinationResistanceGrader();
 std::unique_ptr<Grader> MakeWorldGrader();               // graders/zxbench/world_graders.cpp ("world")
 
 }  // namespace evalrun

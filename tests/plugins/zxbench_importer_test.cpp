@@ -505,9 +505,13 @@ TEST_CASE("zx-bench: skip reasons", "[zxbench]") {
     CHECK(reason(world) == "");
   }
   SECTION("judge-led graders") {
+    // hallucination_resistance loads; a run without --judge-endpoint skips it (MarkJudgedTasks,
+    // tests/graders/zxbench/hallucination_resistance_test.cpp).
     entry["grader"] = "hallucination_resistance";
+    CHECK(reason(entry) == "");
+    entry["grader"] = "ultra_proof_part";
     CHECK(reason(entry) ==
-          "needs a judge model (zx-bench grades 'hallucination_resistance' with an LLM judge)");
+          "needs a judge model (zx-bench grades 'ultra_proof_part' with an LLM judge)");
   }
   SECTION("graders in pinned Docker images") {
     // cli_command and project_repair run here with a stand-in for their image: their graders
