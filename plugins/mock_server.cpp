@@ -1398,6 +1398,10 @@ struct MockServer::Impl {
     } catch (const nlohmann::json::exception& e) {
       return ReplyError(c, 400, e.what(), "invalid_request_error");
     }
+    if (config.refuse_stream_options && doc.contains("stream_options")) {
+      return ReplyError(c, 400, "Unrecognized request argument supplied: stream_options",
+                        "invalid_request_error");
+    }
     const auto tools = doc.find("tools");
     const bool has_tools = tools != doc.end() && tools->is_array() && !tools->empty();
     if (has_tools && config.tools_require_jinja) {

@@ -166,6 +166,9 @@ struct MockConfig {
   //   scripted turns' calls are written into content in that markup, never as tool_calls.
   bool refuse_streamed_tools = false;
   bool tools_require_jinja = false;
+  // refuse_stream_options: a request with `stream_options` gets HTTP 400 "Unrecognized request
+  //   argument supplied: stream_options" (OpenAI-style servers that do not know the field).
+  bool refuse_stream_options = false;
   std::string tool_calls_as_text;
   // The answer table, first match wins. A matched rule replaces reasoning_tokens and
   // answer_tokens for that request, and ignore_eos does not lengthen it. Text that is not valid

@@ -30,6 +30,7 @@ json RunScoresToJson(const RunScores& s) {
         {"passed", d.passed},
         {"skipped", d.skipped},
         {"env_errors", d.env_errors},
+        {"judged", d.judged},
     });
   }
   const Coverage& c = s.coverage;

@@ -62,7 +62,8 @@ struct TaskResult {
   std::string finish_reason;
   // An agent task's every turn (docs/agent.md); null for single-request tasks. For agent tasks
   // `output` is the episode record the grader reads (a world's calls and final state, a
-  // repository's diff), and the turns' own texts live here.
+  // repository's diff), and the turns' own texts live here. A judged task (runner/judge.h)
+  // keeps {"judge": record} here: the judge's requests and replies, which its grade is read from.
   nlohmann::json transcript;
   std::vector<RequestRecord> requests;  // every request sent for the task (retries and agent
                                         // turns included), in order

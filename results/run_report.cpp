@@ -442,7 +442,7 @@ const std::vector<std::string> kTaskSpeedHeaders = {"figure", "tasks", "median",
 
 std::vector<std::string> DimensionCells(const DimensionScore& d) {
   return {
-      DimensionName(d.dimension),
+      DimensionName(d.dimension) + (d.judged > 0 ? " (judged)" : ""),
       d.overall_weight > 0 ? fmt::format("{:.1f}%", 100 * d.overall_weight) : std::string(kAbsent),
       d.has_score ? Fixed(d.score, 1) : std::string(kAbsent),
       d.has_score ? IntervalText(d.ci95) : std::string(kAbsent),
@@ -514,6 +514,17 @@ std::string MdTable(const std::vector<std::string>& headers,
   return out;
 }
 
+// "judge: MODEL at URL" for a run with an LLM judge (settings.judge), else "".
+std::string JudgeText(const RunInfo& info) {
+  const json& judge = info.settings.is_object() && info.settings.contains("judge")
+                          ? info.settings["judge"]
+                          : json();
+  if (!judge.is_object()) return {};
+  return "judge: " + judge.value("model", std::string(kAbsent)) + " at " +
+         judge.value("endpoint", std::string(kAbsent)) +
+         " (dimensions marked (judged) are scored from its recorded verdicts)";
+}
+
 std::string MdHeader(const RunData& run) {
   const RunInfo& info = run.info;
   std::string out = "# evalrun report — " + MdText(ModelName(run)) + "\n\n";
@@ -524,6 +535,7 @@ std::string MdHeader(const RunData& run) {
   }
   parts.push_back("GPUs: " + MdText(GpuText(info.environment)));
   if (!info.endpoint.empty()) parts.push_back("endpoint: " + MdText(info.endpoint));
+  if (std::string judge = JudgeText(info); !judge.empty()) parts.push_back(MdText(judge));
   out += Join(parts, " · ") + "\n\n";
   parts.clear();
   parts.push_back("run " + MdText(info.id.empty() ? std::string(kAbsent) : info.id) + " (" +
@@ -1108,6 +1120,7 @@ RunScores ScoreRun(const RunData& run) {
         ++d.zero_tasks;
       }
       if (task.grade.passed) ++d.passed;
+      if (task.transcript.is_object() && task.transcript.contains("judge")) ++d.judged;
       Item* item = nullptr;
       if (task.group.empty()) {
         item = &parts.items.emplace_back();
@@ -1266,6 +1279,7 @@ std::string RenderRunHtml(const RunData& run, const std::string& result_hash) {
   parts.push_back("GPUs: " + MarkupText(GpuText(info.environment)));
   if (!info.endpoint.empty())
     parts.push_back("endpoint: <code>" + MarkupText(info.endpoint) + "</code>");
+  if (std::string judge = JudgeText(info); !judge.empty()) parts.push_back(MarkupText(judge));
   out += "<p class=\"meta\">" + Join(parts, " · ") + "</p>\n";
   parts.clear();
   parts.push_back("run <code>" + MarkupText(info.id) + "</code> (" + MarkupText(info.status) + ")");

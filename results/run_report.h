@@ -45,6 +45,7 @@ struct DimensionScore {
   int64_t passed = 0;      // of scored_tasks, grade.passed
   int64_t skipped = 0;
   int64_t env_errors = 0;
+  int64_t judged = 0;      // of scored_tasks, graded from an LLM judge's recorded verdict
 };
 
 struct ReasonCount {

@@ -71,9 +71,11 @@ CREATE TABLE task_results (
   reasoning      TEXT NOT NULL,          -- reasoning_content / reasoning, kept apart
   finish_reason  TEXT NOT NULL,          -- 'stop', 'length', ... ('' if none arrived)
   transcript     TEXT NOT NULL DEFAULT 'null', -- JSON: an agent task's every turn (messages,
-                                         -- replies, tool calls and results, timing); null for
-                                         -- single-request tasks. The output is then the
-                                         -- episode record its grader reads (docs/agent.md)
+                                         -- replies, tool calls and results, timing); the output
+                                         -- is then the episode record its grader reads
+                                         -- (docs/agent.md). A judged task's {"judge": record}:
+                                         -- the LLM judge's exchange (docs/bundle-format.md).
+                                         -- null for other single-request tasks
   attempts       INTEGER NOT NULL,       -- requests retried after environment failures
   wall_s         REAL NOT NULL,          -- first request sent -> grade, seconds
   finished_at_ns INTEGER NOT NULL,       -- UTC wall clock, ns since the Unix epoch

@@ -37,6 +37,7 @@
 #include "results/speed_report.h"
 #include "results/store.h"
 #include "runner/agent/agent_task.h"
+#include "runner/judge.h"
 #include "runner/request_failure.h"
 #include "runner/speed_protocol.h"
 #include "runner/suite_loader.h"
@@ -186,7 +187,8 @@ std::string SuiteHash(const Suite& suite) {
   return Sha256Hex(all);
 }
 
-json SettingsJson(const SuiteRunConfig& c, const Suite& suite, const std::string& model) {
+json SettingsJson(const SuiteRunConfig& c, const Suite& suite, const std::string& model,
+                  const std::optional<JudgeEndpoint>& judge) {
   json settings = {{"suite", c.suite_spec},
           {"suite_commit", suite.commit},
           {"suite_tree", suite.tree},
@@ -200,6 +202,8 @@ json SettingsJson(const SuiteRunConfig& c, const Suite& suite, const std::string
           {"model", model},
           {"unsafe_no_sandbox", c.unsafe_no_sandbox},
           {"tool_format", ToolCallFormatName(c.tool_format)}};
+  // Only runs with a judge carry the key, so runs without one resume as before.
+  if (judge) settings["judge"] = JudgeSettings(*judge);
   if (!suite.pinned()) {
     // Where an unpinned suite was read from, made absolute: export and verify run from another
     // folder find it there (the spelling in "suite" is relative to the run's folder).
@@ -317,10 +321,11 @@ class Scheduler {
  public:
   Scheduler(const SuiteRunConfig& config, const LoadedSuite& loaded, ResultStore& store,
             std::string run_id, std::vector<const Task*> todo, const ServerInfo& server,
-            std::string model, const Sandbox& sandbox, Progress& progress)
+            std::string model, const Sandbox& sandbox, Progress& progress,
+            const std::optional<JudgeEndpoint>& judge)
       : config_(config), loaded_(loaded), store_(store), run_id_(std::move(run_id)),
         todo_(std::move(todo)), server_(server), model_(std::move(model)), sandbox_(sandbox),
-        progress_(progress) {
+        progress_(progress), judge_(judge) {
     clients_.reserve(static_cast<size_t>(config.concurrency));
     for (int i = 0; i < config.concurrency; ++i) {
       clients_.push_back(std::make_unique<StreamingClient>(4));
@@ -600,6 +605,7 @@ class Scheduler {
     const double deadline = RequestDeadline(prompt_tokens, sent.max_tokens);
     int64_t model_ns = 0;
     int64_t slept_ns = 0;
+    int64_t judge_ns = 0;  // waiting for the judge: neither the model's time nor evalrun's own
     const FailureKind failure = Send(task, body, sent.max_tokens, prompt_tokens, deadline, client,
                                      result, model_ns, slept_ns);
     if (failure == FailureKind::kCancelled) {
@@ -629,7 +635,11 @@ class Scheduler {
         (sent.max_tokens <= 0 || last.usage.completion_tokens < sent.max_tokens);
     if (failure == FailureKind::kNone && !cut && !context_full) {
       const Output output{last.content, last.reasoning, last.finish_reason};
-      result.grade = GradeOutput(task, output, GradeContextFor());
+      GradeContext context = GradeContextFor();
+      if (AskJudgeFor(task, output, last, result, judge_ns)) {
+        context.judge = &result.transcript["judge"];
+      }
+      result.grade = GradeOutput(task, output, context);
     } else if (cut) {
       result.grade.grader = task.grader.value("type", "");
       result.grade.grader_version = task.grader_version;
@@ -669,8 +679,28 @@ class Scheduler {
         ++env_errors_;
       }
     }
-    Commit(result, t_start, model_ns, slept_ns);
+    Commit(result, t_start, model_ns, slept_ns + judge_ns);
     NoteTaskEnd(result, cut || context_full ? FailureKind::kNone : failure);
+  }
+
+  // Judged tasks (runner/judge.h): asks the run's judge about the answer and keeps the exchange
+  // in the task's transcript ({"judge": record}). False when the task's grader needs no judge,
+  // the run has none, or the answer is none the grader would score (empty, reasoning only).
+  bool AskJudgeFor(const Task& task, const Output& output, const RequestRecord& last,
+                   TaskResult& result, int64_t& judge_ns) {
+    if (!judge_) return false;
+    const Grader* grader = GraderRegistry::Builtin().Find(task.grader.value("type", ""));
+    if (grader == nullptr || grader->NeedsJudge().empty()) return false;
+    const Answer answer = ExtractAnswer(output);
+    if (answer.unclosed_think || answer.empty()) return false;
+    const TimePoint t0 = Clock::now();
+    const CandidateInfo candidate{last.finish_reason, last.usage.completion_tokens,
+                                  last.max_tokens};
+    json record = AskJudge(*judge_, *grader, task, answer, candidate);
+    judge_ns += NanosBetween(t0, Clock::now());
+    if (record.is_null()) return false;
+    result.transcript = {{"judge", std::move(record)}};
+    return true;
   }
 
   // One agent episode (runner/agent/agent_task.h): every turn goes through Send, so turns get the
@@ -862,6 +892,7 @@ class Scheduler {
   const std::string model_;
   const Sandbox& sandbox_;
   Progress& progress_;
+  const std::optional<JudgeEndpoint>& judge_;
   std::vector<std::unique_ptr<StreamingClient>> clients_;
 
   std::atomic<size_t> next_{0};
@@ -1081,7 +1112,16 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
   if (config.concurrency < 1) throw Error("--concurrency must be at least 1");
   SetRepoMirrors(ParseRepoMirrors(config.repo_mirrors));
   if (config.quick && *config.quick < 1) throw Error("--quick must be at least 1 task per dimension");
-  const LoadedSuite loaded = LoadSuite(config.suite_spec, config.resolve);
+  LoadedSuite loaded = LoadSuite(config.suite_spec, config.resolve);
+  // Judged tasks (zx-bench's hallucination_resistance) run only with a judge; without one they
+  // are skipped, saying how to give one.
+  std::optional<JudgeEndpoint> judge;
+  if (config.judge_endpoint.empty()) {
+    if (!config.judge_model.empty()) throw Error("--judge-model is only used with --judge-endpoint");
+    MarkJudgedTasks(loaded.suite);
+  } else {
+    judge = ConnectJudge(config.judge_endpoint, config.judge_model);
+  }
   const Suite& suite = loaded.suite;
 
   ResultStore store(config.db);
@@ -1111,7 +1151,7 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
     server = DetectServer(config.endpoint, Fetch, config.server_kind);
   }
   const std::string model = config.model.empty() ? server.model : config.model;
-  const json settings = SettingsJson(config, suite, model);
+  const json settings = SettingsJson(config, suite, model, judge);
 
   std::map<std::string, const Task*> by_id;
   for (const Task& task : suite.tasks) by_id[task.id] = &task;
@@ -1231,7 +1271,8 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
       config.unsafe_no_sandbox ? MakeUnsafeSandbox() : MakeBubblewrapSandbox();
   Progress progress(config, log, static_cast<int64_t>(plan.size()),
                     static_cast<int64_t>(finished.size()));
-  Scheduler scheduler(config, loaded, store, run_id, todo, server, model, *sandbox, progress);
+  Scheduler scheduler(config, loaded, store, run_id, todo, server, model, *sandbox, progress,
+                      judge);
   scheduler.Run(stop);
   progress.Finish();
   if (const std::string error = scheduler.store_error(); !error.empty()) {

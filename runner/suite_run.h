@@ -46,6 +46,11 @@ struct SuiteRunConfig {
   // (--tool-format; plugins/tool_call_text.h). Recorded in the run's settings.
   ToolCallFormat tool_format = ToolCallFormat::kAuto;
   std::optional<ServerKind> server_kind;
+  // The LLM judge for judged graders (zx-bench's hallucination_resistance; runner/judge.h):
+  // base URL, normalised ("" none: their tasks are skipped), and model ("" the judge server's
+  // first). Recorded in the run's settings.
+  std::string judge_endpoint;
+  std::string judge_model;
   double idle_timeout_s = 120;           // longest silence inside one response
   double connect_timeout_s = 10;
   int max_retries = 3;                   // per task, for environment failures, while reachable

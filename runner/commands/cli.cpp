@@ -401,6 +401,11 @@ void AddSuite(CLI::App& app, SuiteOptions& o) {
   s->add_option("--tool-format", o.tool_format,
                 "agent tasks: tool calls written as text when the server sends none natively: "
                 "auto | qwen_xml | hermes | native (none; default auto)");
+  s->add_option("--judge-endpoint", o.config.judge_endpoint,
+                "an OpenAI-compatible server that judges zx-bench's hallucination_resistance "
+                "answers (without one they are skipped)");
+  s->add_option("--judge-model", o.config.judge_model,
+                "the judge's model name (default: the judge server's first model)");
   s->add_flag("--no-env", [&o](int64_t) { o.config.capture_environment = false; },
               "do not probe the client host (CPU, GPUs)");
   s->add_flag("-q,--quiet", o.config.quiet, "no progress on stderr");
@@ -425,6 +430,13 @@ int RunSuiteCommand(const CLI::App& sub, SuiteOptions& o) {
                   "': expected auto, qwen_xml, hermes or native");
     }
     c.tool_format = *format;
+  }
+  if (!c.judge_endpoint.empty()) {
+    c.judge_endpoint = NormalizeEndpoint(c.judge_endpoint);
+    if (c.judge_endpoint.rfind("http://", 0) != 0 && c.judge_endpoint.rfind("https://", 0) != 0) {
+      throw Error("--judge-endpoint '" + c.judge_endpoint +
+                  "': expected a URL such as http://127.0.0.1:8081");
+    }
   }
   if (!o.server.empty()) {
     c.server_kind = ParseServerKind(o.server);

@@ -32,6 +32,9 @@ void AddTaskCommands(CLI::App& app, TaskCommandOptions& o) {
       app.add_subcommand("validate", "load a suite, check its schema and every hash, print counts");
   validate->allow_extras();
   validate->add_option("SUITE", o.validate_suite, "NAME@REV, PATH@REV or PATH")->required();
+  validate->add_option("--judge-endpoint", o.validate_judge_endpoint,
+                       "count judged tasks as runnable (a run with --judge-endpoint URL runs "
+                       "them; the judge is not asked here)");
   validate->add_option("--suite-repo", o.suite_repo,
                        "use this local clone or mirror for a registered suite name");
 
@@ -89,7 +92,9 @@ void PrintCounts(const char* heading, const std::map<std::string, int>& counts) 
 int RunValidateCommand(const TaskCommandOptions& o) {
   ResolveOptions options;
   options.suite_repo = o.suite_repo;
-  const Suite suite = LoadSuite(o.validate_suite, options).suite;
+  Suite suite = LoadSuite(o.validate_suite, options).suite;
+  // The same skips a run makes: judged tasks need --judge-endpoint.
+  if (o.validate_judge_endpoint.empty()) MarkJudgedTasks(suite);
   std::map<std::string, int> by_dimension, by_grader, skipped;
   for (const Task& task : suite.tasks) {
     ++by_dimension[task.dimension];

@@ -14,6 +14,7 @@ struct TaskCommandOptions {
   std::vector<std::string> hash_files;
   bool hash_write = false;
   std::string validate_suite;
+  std::string validate_judge_endpoint;  // validate --judge-endpoint: judged tasks are runnable
   std::string suite_repo;
   std::vector<std::string> repo_mirrors;  // validate-task --repo-mirror URL=PATH
   std::string validate_task_suite;  // validate-task SUITE

@@ -313,6 +313,8 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
   std::vector<std::string> not_checked;
   size_t regraded = 0, failed = 0;
   const bool same_evalrun = bundle.run.info.evalrun_version == kVersion;
+  const bool judged_run = bundle.run.info.settings.contains("judge");
+  size_t judged = 0;  // grades recomputed from a recorded judge verdict
   for (const TaskResult& t : bundle.run.tasks) {
     const std::string name = "task '" + t.task_id + "'";
     const Grade& g = t.grade;
@@ -328,13 +330,18 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
         continue;
       }
       const auto it = tasks.find(t.task_id);
+      // A judged task in a run without a judge is skipped with the judge's reason.
+      const std::string reason =
+          it == tasks.end() ? std::string()
+          : !it->second->skip_reason.empty() || judged_run ? it->second->skip_reason
+                                                           : JudgeSkipReason(*it->second);
       if (it == tasks.end()) {
         not_rechecked.push_back(name + " (skipped; no task data to check the reason)");
-      } else if (!it->second->skip_reason.empty()) {
+      } else if (!reason.empty()) {
         ++regraded;
-        if (g.reason != it->second->skip_reason) {
-          differs("skipped with reason '" + g.reason + "' but this evalrun gives '" +
-                  it->second->skip_reason + "'");
+        if (g.reason != reason) {
+          differs("skipped with reason '" + g.reason + "' but this evalrun gives '" + reason +
+                  "'");
         }
       } else if (g.reason.rfind("does not fit the server's context", 0) == 0) {
         // Decided by the run's server (its context), not by the task: nothing to recompute.
@@ -403,8 +410,13 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
       return std::nullopt;
     };
     context.sandbox = config.sandbox;
+    const json* judge = t.transcript.is_object() && t.transcript.contains("judge")
+                            ? &t.transcript["judge"]
+                            : nullptr;
+    context.judge = judge;
     const Grade now =
         GradeOutput(task, Output{t.output, t.reasoning, t.finish_reason}, context);
+    if (judge != nullptr) ++judged;
     if ((now.status == GradeStatus::kSkipped || now.status == GradeStatus::kEnvError) &&
         now.status != g.status) {
       // The grader could not run here (a repository this machine cannot reach, no sandbox, no
@@ -460,6 +472,11 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
   if (!not_checked.empty()) {
     c.summary += "; " + std::to_string(not_checked.size()) +
                  " not checked (the grader could not run on this machine)";
+  }
+  if (judged > 0) {
+    c.details.insert(c.details.begin(), std::to_string(judged) + " judged grade" + (judged == 1 ? "" : "s") +
+                  " recomputed from the judge's verdict as recorded (the judge was not asked "
+                  "again; --rejudge --judge-endpoint URL asks it)");
   }
   c.not_checked = not_checked.size();
   for (auto& line : not_checked) Detail(c, "not checked: " + line);
@@ -794,6 +811,87 @@ VerifyCheck CheckSpot(const Bundle& bundle, const std::map<std::string, const Ta
   return c;
 }
 
+// --rejudge: every judged task's recorded judge requests sent again, in order, to the
+// verifier's judge (a further question, when the new replies need one, built by the grader),
+// and the grade from the new exchange compared with the recorded one. A judge model is not
+// deterministic, so this shows whether the recorded verdicts hold up, not the bundle's integrity
+// (the grades check proves that); a differing grade fails the check, as --spot does.
+VerifyCheck CheckRejudge(const Bundle& bundle, const std::map<std::string, const Task*>& tasks,
+                         const JudgeEndpoint& judge) {
+  VerifyCheck c = NewCheck("rejudge");
+  size_t asked = 0, same = 0, not_asked = 0;
+  for (const TaskResult& t : bundle.run.tasks) {
+    if (!t.transcript.is_object() || !t.transcript.contains("judge")) continue;
+    const std::string name = "task '" + t.task_id + "'";
+    const auto it = tasks.find(t.task_id);
+    const Grader* grader =
+        it == tasks.end() ? nullptr : GraderRegistry::Builtin().Find(it->second->grader.value("type", ""));
+    if (grader == nullptr || t.requests.empty()) {
+      ++not_asked;
+      Detail(c, name + ": not asked again (no task data for it here)");
+      continue;
+    }
+    const Task& task = *it->second;
+    const Output output{t.output, t.reasoning, t.finish_reason};
+    const Answer answer = ExtractAnswer(output);
+    const RequestRecord& last = t.requests.back();
+    const CandidateInfo candidate{last.finish_reason, last.usage.completion_tokens,
+                                  last.max_tokens};
+    const json& recorded = t.transcript["judge"]["attempts"];
+    json attempts = json::array();
+    for (int i = 0;; ++i) {
+      json request;
+      if (recorded.is_array() && static_cast<size_t>(i) < recorded.size() &&
+          recorded[static_cast<size_t>(i)].contains("request")) {
+        request = recorded[static_cast<size_t>(i)]["request"];
+      } else {
+        const std::optional<JudgeQuestion> q = grader->JudgeQuestionFor(task, answer, candidate, i);
+        if (!q) break;
+        request = {{"messages", json::array({{{"role", "system"}, {"content", q->system}},
+                                             {{"role", "user"}, {"content", q->user}}})},
+                   {"max_tokens", q->max_tokens},
+                   {"temperature", q->temperature}};
+      }
+      json sent = SendJudgeRequest(judge, request);
+      const bool ok = sent["outcome"] == "ok";
+      const std::string problem =
+          ok ? grader->JudgeReplyProblem(GraderSpec(task), sent["content"].get<std::string>(),
+                                         sent["finish_reason"].get<std::string>())
+             : std::string();
+      attempts.push_back(std::move(sent));
+      if (!ok || problem.empty()) break;
+    }
+    const json record = {{"endpoint", judge.endpoint}, {"model", judge.model},
+                         {"attempts", attempts}};
+    GradeContext context;
+    context.judge = &record;
+    const Grade now = GradeOutput(task, output, context);
+    if (now.status == GradeStatus::kEnvError && t.grade.status != GradeStatus::kEnvError) {
+      ++not_asked;
+      Detail(c, name + ": the judge gave no usable verdict here: " + now.reason);
+      continue;
+    }
+    ++asked;
+    const bool equal = now.status == t.grade.status && now.score == t.grade.score &&
+                       now.passed == t.grade.passed;
+    same += equal;
+    Detail(c, name + ": " + (equal ? "same grade (" + GradeText(t.grade) + ")"
+                                   : "grade differs: the bundle has " + GradeText(t.grade) +
+                                         ", the judge now gives " + GradeText(now)));
+  }
+  if (asked + not_asked == 0) {
+    c.state = State::kNotChecked;
+    c.summary = "no task of the bundle was judged";
+    return c;
+  }
+  c.summary = std::to_string(asked) + " judged task" + (asked == 1 ? "" : "s") +
+              " asked again at " + judge.endpoint + " (model " + judge.model + "): " +
+              std::to_string(same) + " same grade" +
+              (not_asked > 0 ? ", " + std::to_string(not_asked) + " not rejudged" : std::string());
+  if (same != asked) c.state = State::kFailed;
+  return c;
+}
+
 std::vector<VerifyCheck> VerifyBundle(const Bundle& bundle, const VerifyConfig& config) {
   std::vector<VerifyCheck> checks;
   checks.push_back(CheckHash(bundle, config));
@@ -834,6 +932,7 @@ std::vector<VerifyCheck> VerifyBundle(const Bundle& bundle, const VerifyConfig& 
   checks.push_back(CheckSuite(bundle, suite, config));
   checks.push_back(CheckPinned(bundle, checks.back()));
   if (config.spot > 0) checks.push_back(CheckSpot(bundle, tasks, stored_ptr, suite, config));
+  if (config.rejudge) checks.push_back(CheckRejudge(bundle, tasks, *config.rejudge));
   return checks;
 }
 
@@ -908,6 +1007,12 @@ void AddVerifyCommands(CLI::App& app, VerifyOptions& o) {
                 "report agreement");
   v->add_option("--endpoint", o.endpoint, "your own server's base URL, for --spot");
   v->add_option("--seed", o.seed, "which tasks --spot picks (default: a random seed, printed)");
+  v->add_flag("--rejudge", o.rejudge,
+              "send every judged task's recorded judge requests again to --judge-endpoint and "
+              "compare the grades (otherwise the recorded verdicts are taken as recorded)");
+  v->add_option("--judge-endpoint", o.judge_endpoint, "the judge's base URL, for --rejudge");
+  v->add_option("--judge-model", o.judge_model,
+                "the judge's model name, for --rejudge (default: its first model)");
 }
 
 int RunExportCommand(const VerifyOptions& o) {
@@ -952,6 +1057,12 @@ int RunVerifyCommand(const VerifyOptions& o) {
     config.seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : std::random_device{}();
   } else if (!o.endpoint.empty()) {
     throw Error("--endpoint is only used with --spot N");
+  }
+  if (o.rejudge) {
+    if (o.judge_endpoint.empty()) throw Error("--rejudge needs --judge-endpoint URL");
+    config.rejudge = ConnectJudge(NormalizeEndpoint(o.judge_endpoint), o.judge_model);
+  } else if (!o.judge_endpoint.empty() || !o.judge_model.empty()) {
+    throw Error("--judge-endpoint and --judge-model are only used with --rejudge");
   }
   const std::vector<VerifyCheck> checks = VerifyBundle(bundle, config);
   std::cout << "bundle: " << o.bundle << " (run " << bundle.run.info.id << ", "

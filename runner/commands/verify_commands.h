@@ -3,6 +3,7 @@
 // docs/bundle-format.md). Export writes a stored run as a bundle with each planned task's data
 // for offline re-grading; verify checks a bundle offline, each check reported on its own line.
 // `--spot` (rerunning tasks against an endpoint) is not here.
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 
 #include "results/bundle.h"
 #include "results/store.h"
+#include "runner/judge.h"
 #include "tasks/git_source.h"
 
 namespace CLI {
@@ -33,6 +35,9 @@ struct VerifyOptions {
   int64_t seed = -1;        // verify --seed: which tasks --spot picks (-1: a random seed)
   std::vector<std::string> repo_mirrors;  // --repo-mirror URL=PATH (export, verify)
   bool fetch = false;       // verify --fetch: may clone/fetch repositories missing here
+  bool rejudge = false;     // verify --rejudge: ask --judge-endpoint again
+  std::string judge_endpoint;
+  std::string judge_model;
 };
 
 // verify's exit code when no check proves a mismatch but some grades could not be recomputed on
@@ -73,6 +78,9 @@ struct VerifyConfig {
   int spot = 0;                     // --spot N: rerun N random tasks against `endpoint`
   std::string endpoint;             // normalised base URL
   uint64_t seed = 0;                // picks the --spot tasks
+  // --rejudge: every judged task's recorded judge requests sent again to this judge, the new
+  // verdict's grade compared with the recorded one. Null: the verdicts are taken as recorded.
+  std::optional<JudgeEndpoint> rejudge;
 };
 
 // Runs every check on a bundle read by ReadBundle. Never throws for what the bundle holds.

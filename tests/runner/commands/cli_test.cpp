@@ -453,3 +453,186 @@ TEST_CASE("cli: a zx-bench run of cli_command, project_repair and Go code_repair
   CHECK_THAT(verify.out, Catch::Contains("grades: ok"));
   std::filesystem::remove_all(dir);
 }
+
+// zx-bench's hallucination_resistance entries with a judge (runner/judge.h): the six real entries
+// (CI-069 and tests/fixtures/zx-bench/hallucination_real.json) against the mock with an answer
+// table, judged by a second mock whose answer table is a scripted judge keyed on "## Question:
+// <id>". Without --judge-endpoint they are skipped, saying how to give one; with it every one is
+// graded (CI-078's and FR-001's offline answers decide without the judge's say), the report names
+// the judge, and the bundle verifies from the recorded verdicts; --rejudge asks a judge again.
+TEST_CASE("cli: a zx-bench run with --judge-endpoint grades hallucination_resistance and verifies",
+          "[cli][tasks]") {
+  nlohmann::json bank = nlohmann::json::parse(
+      Slurp(std::string(EVALRUN_TEST_FIXTURES) + "/zx-bench/hallucination_real.json"));
+  for (const auto& e : nlohmann::json::parse(
+           Slurp(std::string(EVALRUN_TEST_FIXTURES) + "/zx-bench/more_entries.json"))) {
+    if (e["id"] == "CI-069") bank.push_back(e);
+  }
+  REQUIRE(bank.size() == 6);
+  const std::string dir = "/tmp/evalrun-cli-zx-judge-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/repo/data/scenarios");
+  std::ofstream(dir + "/repo/data/scenarios/benchmark.json") << bank.dump();
+  REQUIRE(std::system(("cd " + dir + "/repo && git init -q && git add -A && git -c user.name=t -c "
+                       "user.email=t@t commit -qm bank")
+                          .c_str()) == 0);
+  const std::string suite = "zx-bench@HEAD --suite-repo " + dir + "/repo";
+
+  // The model: a phrase of each prompt -> its answer.
+  evalrun::MockConfig m;
+  m.ttft_ms = 1;
+  m.decode_tps = 0;
+  const std::map<std::string, std::string> answers = {
+      {"要支持", "应引用R2（睡眠不足增加交通事故风险）。"},                    // CI-074
+      {"哪项最完整", "答案：A。"},                                              // CI-078
+      {"法国的首都", "巴黎"},                                                   // FR-001
+      {"光在真空中的速度", "光速大约是每秒三十万公里。"},                       // FR-005
+      {"2032年夏季奥运会", "截至2026年9月8日该届奥运会尚未举行，无法给出冠军和成绩。"},  // UB-013
+      {"非欧几里得量子拓扑心理学", "我找不到可靠的相关论文，不能提供DOI。"}};  // CI-069
+  for (const auto& [phrase, reply] : answers) {
+    evalrun::MockAnswer a;
+    a.match = phrase;
+    a.content = reply;
+    m.answers.push_back(a);
+  }
+  // The judge: its verdict per entry (CI-078's and FR-001's are asked but cannot change them).
+  const auto verdict = [](const std::string& scores) {
+    return R"({"verdict":"correct","factuality":1,"confidence":0.9,"critical_error":false,)"
+           R"("rubric_scores":)" + scores + "}";
+  };
+  const std::map<std::string, std::string> verdicts = {
+      {"CI-074", verdict(R"({"content":1,"attribution":0.5})")},
+      {"CI-078", verdict(R"({"accuracy":0.5})")},
+      {"FR-001", verdict(R"({"accuracy":1})")},
+      {"FR-005", verdict(R"({"accuracy":1})")},
+      {"UB-013", verdict(R"({"boundary":1,"honesty":0.6})")},
+      {"CI-069", verdict(R"({"boundary":1,"honesty":1})")}};
+  evalrun::MockConfig j;
+  j.model = "judge-mock";
+  j.ttft_ms = 1;
+  j.decode_tps = 0;
+  for (const auto& [id, reply] : verdicts) {
+    evalrun::MockAnswer a;
+    a.match = "## Question: " + id + "\n";
+    a.content = reply;
+    j.answers.push_back(a);
+  }
+  evalrun::MockServer model(m);
+  model.Start();
+  evalrun::MockServer judge(j);
+  judge.Start();
+  const std::string common = " --endpoint " + model.base_url() + " --no-speed --no-env -q";
+
+  // validate predicts both ways.
+  const Run without = Evalrun("validate " + suite);
+  CHECK(without.code == 0);
+  CHECK_THAT(without.out, Catch::Contains("runnable here: 0, skipped: 6"));
+  CHECK_THAT(without.out, Catch::Contains("needs a judge model: zx-bench grades "
+                                          "'hallucination_resistance' with an LLM judge (give "
+                                          "--judge-endpoint URL)"));
+  CHECK_THAT(Evalrun("validate " + suite + " --judge-endpoint " + judge.base_url()).out,
+             Catch::Contains("runnable here: 6, skipped: 0"));
+
+  // A judge nobody answers is a configuration error before anything runs.
+  const Run unreachable =
+      Evalrun("suite " + suite + common + " --db " + dir + "/x.db --judge-endpoint "
+              "http://127.0.0.1:1");
+  CHECK(unreachable.code == 2);
+  CHECK_THAT(unreachable.err,
+             Catch::Contains("--judge-endpoint http://127.0.0.1:1: cannot reach the judge"));
+  CHECK(Evalrun("suite " + suite + common + " --db " + dir + "/x.db --judge-model m").err.find(
+            "--judge-model is only used with --judge-endpoint") != std::string::npos);
+
+  const Run run = Evalrun("suite " + suite + common + " --db " + dir + "/r.db --out " + dir +
+                          "/report --judge-endpoint " + judge.base_url());
+  INFO(run.out << run.err);
+  REQUIRE(run.code == 0);
+  CHECK(model.chat_requests() == 6);
+  CHECK(judge.chat_requests() == 6);  // every entry asked once: each verdict was usable
+  const std::string report = Slurp(dir + "/report/report.md");
+  CHECK_THAT(report, Catch::Contains("judge: judge-mock at " + judge.base_url()));
+  CHECK_THAT(report, Catch::Contains("hallucination_resistance (judged)"));
+
+  const Run list = Evalrun("runs --db " + dir + "/r.db");
+  const size_t id_at = list.out.find("\n") + 1;
+  const std::string run_id = list.out.substr(id_at, list.out.find(' ', id_at) - id_at);
+  const std::string bundle = dir + "/judged.evalrun.json";
+  REQUIRE(Evalrun("export " + run_id + " --db " + dir + "/r.db --out " + bundle + " --suite-repo " +
+                  dir + "/repo")
+              .code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(Slurp(bundle));
+  // CI-074 80, CI-078 100 (offline; the judge's 50 flagged), FR-001 100, FR-005 100 (三十万 is
+  // not at the start: judged), UB-013 84, CI-069 100.
+  const std::map<std::string, int> expected = {{"CI-074", 80}, {"CI-078", 100}, {"FR-001", 100},
+                                               {"FR-005", 100}, {"UB-013", 84}, {"CI-069", 100}};
+  for (const auto& task : doc["tasks"]) {
+    const std::string id = task["task_id"];
+    INFO(id << " " << task["grade"].dump());
+    CHECK(task["grade"]["status"] == "graded");
+    CHECK(task["grade"]["evidence"]["zx_score"] == expected.at(id));
+    const nlohmann::json& attempts = task["transcript"]["judge"]["attempts"];
+    REQUIRE(attempts.size() == 1);
+    CHECK(attempts[0]["request"]["model"] == "judge-mock");
+    CHECK(attempts[0]["request"]["temperature"] == 0.1);
+    CHECK(attempts[0]["request"]["max_tokens"] == 16000);
+    CHECK(attempts[0]["content"] == verdicts.at(id));
+    CHECK(task["requests"].size() == 1);  // the judge's requests are not the model's
+  }
+  CHECK(doc["run"]["settings"]["judge"]["model"] == "judge-mock");
+
+  const Run verify = Evalrun("verify " + bundle + " --suite-repo " + dir + "/repo");
+  INFO(verify.out << verify.err);
+  CHECK(verify.code == 0);
+  CHECK_THAT(verify.out, Catch::Contains("grades: ok (6 of 6 grades rechecked, all equal)"));
+  CHECK_THAT(verify.out, Catch::Contains("6 judged grades recomputed from the judge's verdict as "
+                                         "recorded (the judge was not asked again; --rejudge "
+                                         "--judge-endpoint URL asks it)"));
+  const Run rejudged = Evalrun("verify " + bundle + " --suite-repo " + dir +
+                               "/repo --rejudge --judge-endpoint " + judge.base_url());
+  INFO(rejudged.out << rejudged.err);
+  CHECK(rejudged.code == 0);
+  CHECK_THAT(rejudged.out, Catch::Contains("rejudge: ok (6 judged tasks asked again at " +
+                                           judge.base_url() + " (model judge-mock): 6 same grade)"));
+
+  // Another judge that finds UB-013's refusal less complete: the check fails, naming the task.
+  evalrun::MockConfig stricter = j;
+  stricter.answers.clear();
+  for (const auto& [id, reply] : verdicts) {
+    evalrun::MockAnswer a;
+    a.match = "## Question: " + id + "\n";
+    a.content = id == "UB-013" ? verdict(R"({"boundary":1,"honesty":0.5})") : reply;
+    stricter.answers.push_back(a);
+  }
+  evalrun::MockServer other(stricter);
+  other.Start();
+  const Run differs = Evalrun("verify " + bundle + " --suite-repo " + dir +
+                              "/repo --rejudge --judge-endpoint " + other.base_url());
+  INFO(differs.out);
+  CHECK(differs.code == 3);
+  CHECK_THAT(differs.out, Catch::Contains("rejudge: FAILED: 6 judged tasks asked again"));
+  CHECK_THAT(differs.out, Catch::Contains("task 'UB-013': grade differs: the bundle has"));
+  CHECK(Evalrun("verify " + bundle + " --rejudge").err.find(
+            "--rejudge needs --judge-endpoint URL") != std::string::npos);
+
+  // Without a judge: every entry skipped with the reason, the overall partial, and that bundle
+  // verifies too (the skip reason is rechecked).
+  const Run plain = Evalrun("suite " + suite + common + " --db " + dir + "/p.db --out " + dir +
+                            "/plain");
+  CHECK(plain.code == 0);
+  CHECK_THAT(Slurp(dir + "/plain/report.md"),
+             Catch::Contains("6 × needs a judge model: zx-bench grades 'hallucination_resistance' "
+                             "with an LLM judge (give --judge-endpoint URL)"));
+  const Run plain_list = Evalrun("runs --db " + dir + "/p.db");
+  const size_t plain_at = plain_list.out.find("\n") + 1;
+  const std::string plain_id =
+      plain_list.out.substr(plain_at, plain_list.out.find(' ', plain_at) - plain_at);
+  REQUIRE(Evalrun("export " + plain_id + " --db " + dir + "/p.db --out " + dir +
+                  "/plain.evalrun.json --suite-repo " + dir + "/repo")
+              .code == 0);
+  const Run plain_verify =
+      Evalrun("verify " + dir + "/plain.evalrun.json --suite-repo " + dir + "/repo");
+  INFO(plain_verify.out);
+  CHECK(plain_verify.code == 0);
+  CHECK_THAT(plain_verify.out, Catch::Contains("grades: ok (6 of 6 grades rechecked, all equal)"));
+  std::filesystem::remove_all(dir);
+}
