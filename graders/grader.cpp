@@ -20,7 +20,7 @@ GraderRegistry::GraderRegistry() {
       MakeCodeTestsGrader,         MakeCommandGrader,
       MakeZxExactAnswerLineGrader, MakeZxJsonAtomicFieldsGrader,
       MakeZxInstructionChecklistGrader, MakeZxStructuredContractGrader,
-      MakeZxCodeRepairGrader,      MakeZxCliCommandGrader,
+      MakeZxCodeRepairGrader,      MakeZxCliCommandGrader,      MakeZxCliShellGrader,
       MakeZxProjectRepairGrader,
       MakeRepoTestsGrader,
       MakeZxToolCallTraceGrader,   MakeZxAgentTraceGrader,

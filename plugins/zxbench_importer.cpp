@@ -330,7 +330,13 @@ Task MapEntry(json&& entry, const std::string& file_label, std::size_t index,
   // A canary_authority entry without an execution world is scored from the reply, by its own
   // grader (the world graders grade an episode record).
   const bool declarative_canary = grader == "canary_authority" && !HasWorld(entry);
+  // A cli_command entry with an interactive shell investigation is scored from the loop's
+  // trace, by its own grader (runner/agent/zx_shell_loop.h runs the loop).
+  const json* requirements = Field(entry, "requirements");
+  const bool shell = grader == "cli_command" && requirements != nullptr &&
+                     requirements->is_object() && Field(*requirements, "executionShell") != nullptr;
   task.grader = {{"type", declarative_canary ? std::string("zxbench:canary_authority_text")
+                          : shell            ? std::string("zxbench:cli_shell")
                                              : "zxbench:" + grader}};
   if (const json* version = Field(entry, "graderVersion")) task.grader["grader_version"] = *version;
   task.declared_hash = entry["scenarioHash"].get<std::string>();

@@ -50,6 +50,7 @@
 #include "graders/zxbench/factories.h"
 #include "graders/zxbench/image_stand_in.h"
 #include "graders/zxbench/js_regex.h"
+#include "graders/zxbench/workspace_files.h"
 #include "plugins/sandbox.h"
 
 namespace evalrun {
@@ -84,26 +85,6 @@ bool StringList(const json& v) {
   return std::all_of(v.begin(), v.end(), [](const json& s) { return s.is_string(); });
 }
 
-// sessionRunner.ts safeWorkspacePath: relative, no backslash or colon, no ".." segment, not the
-// workspace itself.
-bool SafeWorkspacePath(const std::string& path) {
-  if (path.empty() || path[0] == '/' || path.find('\\') != std::string::npos ||
-      path.find(':') != std::string::npos) {
-    return false;
-  }
-  bool any = false;
-  size_t begin = 0;
-  while (begin <= path.size()) {
-    size_t end = path.find('/', begin);
-    if (end == std::string::npos) end = path.size();
-    const std::string_view part(path.data() + begin, end - begin);
-    if (part == "..") return false;
-    if (!part.empty() && part != ".") any = true;
-    begin = end + 1;
-  }
-  return any;
-}
-
 // Why zx-bench could not run case `i` (it throws, an environment error), or "".
 std::string MalformedCase(const json& c, size_t i, bool rubric) {
   const std::string where = "executionCases[" + std::to_string(i) + "]";
@@ -114,7 +95,7 @@ std::string MalformedCase(const json& c, size_t i, bool rubric) {
     if (!f.is_object() || !Member(f, "path").is_string() || !Member(f, "content").is_string()) {
       return where + ".files holds an entry without a string path and content";
     }
-    if (!SafeWorkspacePath(f["path"].get<std::string>())) {
+    if (!zx::SafeWorkspacePath(f["path"].get<std::string>())) {
       return where + ": zx-bench refuses the workspace path '" + f["path"].get<std::string>() + "'";
     }
   }
@@ -123,7 +104,7 @@ std::string MalformedCase(const json& c, size_t i, bool rubric) {
     if (!StringList(Member(c, key))) return where + "." + key + " is not a list of strings";
   }
   for (const json& path : Member(c, "absentFiles").is_array() ? c["absentFiles"] : json::array()) {
-    if (!SafeWorkspacePath(path.get<std::string>())) {
+    if (!zx::SafeWorkspacePath(path.get<std::string>())) {
       return where + ": zx-bench refuses the workspace path '" + path.get<std::string>() + "'";
     }
   }
@@ -175,8 +156,8 @@ std::string MalformedCase(const json& c, size_t i, bool rubric) {
 std::string UnrunnableCli(const json& spec) {
   const json& requirements = Member(spec, "requirements");
   if (!Member(requirements, "executionShell").is_null()) {
-    return "cli_command with requirements.executionShell (zx-bench's interactive shell "
-           "investigation loop) is not reproduced by evalrun";
+    // The importer gives these entries zxbench:cli_shell (the interactive investigation loop).
+    return "cli_command with requirements.executionShell is graded by zxbench:cli_shell";
   }
   const json& cases = Member(requirements, "executionCases");
   if (!cases.is_array() || cases.empty()) {
@@ -400,24 +381,6 @@ class Session {
   int runs_ = 0;
 };
 
-// The case's files as DockerSession.create seeds them: parents made, contents written, 0755 for
-// `executable` files, 0644 otherwise (the seed copied by the container's user under umask 022).
-std::string SeedFiles(const std::string& root, const json& files) {
-  namespace fs = std::filesystem;
-  for (const json& f : files) {
-    const fs::path target = fs::path(root) / f["path"].get<std::string>();
-    std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
-    std::ofstream out(target, std::ios::binary | std::ios::trunc);
-    const auto& content = f["content"].get_ref<const std::string&>();
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.close();
-    if (!out) return "cannot write the fixture file '" + f["path"].get<std::string>() + "'";
-    chmod(target.c_str(), Member(f, "executable") == true ? 0755 : 0644);
-  }
-  return "";
-}
-
 // JavaScript: value.trimEnd().split(/\r?\n/).map(l => l.trim().replace(/\s+/g, ' ')).join('\n').
 std::string TokenWhitespace(std::string_view text) {
   const std::string_view trimmed_all = JsTrim(text);
@@ -490,7 +453,7 @@ class CaseRunner {
       out.check_error = "cannot create a working copy";
       return out;
     }
-    if (std::string error = SeedFiles(dir.path(), c["files"]); !error.empty()) {
+    if (std::string error = zx::SeedWorkspaceFiles(dir.path(), c["files"]); !error.empty()) {
       out.check_error = error;
       return out;
     }

@@ -14,6 +14,7 @@ std::unique_ptr<Grader> MakeZxInstructionChecklistGrader();  // graders/zxbench/
 std::unique_ptr<Grader> MakeZxStructuredContractGrader();    // graders/zxbench/structured_contract.cpp
 std::unique_ptr<Grader> MakeZxCodeRepairGrader();            // graders/zxbench/code_repair.cpp
 std::unique_ptr<Grader> MakeZxCliCommandGrader();            // graders/zxbench/cli_command.cpp
+std::unique_ptr<Grader> MakeZxCliShellGrader();              // graders/zxbench/cli_shell.cpp
 std::unique_ptr<Grader> MakeZxProjectRepairGrader();         // graders/zxbench/project_repair.cpp
 std::unique_ptr<Grader> MakeZxToolCallTraceGrader();     // graders/zxbench/world_graders.cpp
 std::unique_ptr<Grader> MakeZxAgentTraceGrader();        // graders/zxbench/world_graders.cpp

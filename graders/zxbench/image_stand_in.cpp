@@ -64,7 +64,9 @@ ImageStandIn StandInFor(const std::string& image) {
   if (image == "python:3.12-alpine") {
     return {Kind::kAlpine, image, {busybox, {"python3", "python3"}}, {"python3"}};
   }
-  if (image == "node:20-alpine") {
+  // node:22-alpine (zx-bench's shell loop, CLI-CN-031): the host's node too, whatever its
+  // version (Debian 12 has 18, Debian 13 20); the entry's setup only writes files with it.
+  if (image == "node:20-alpine" || image == "node:22-alpine") {
     return {Kind::kAlpine, image, {busybox, {"node", "nodejs"}}, {"node"}};
   }
   if (image == "bash:5") return {Kind::kAlpine, image, {busybox, {"bash", "bash"}}, {"bash"}};

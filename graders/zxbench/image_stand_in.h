@@ -2,9 +2,10 @@
 // What stands in for the Docker images zx-bench runs shell tasks and project tests in
 // (docs/zx-bench.md, "cli_command" and "project_repair"): the host's programs inside the
 // bubblewrap sandbox, arranged as the image arranges its own.
-//   Alpine images (python:3.12-alpine, node:20-alpine, bash:5): BusyBox's sh and applets alone
-//     on PATH (Debian's busybox), the image's own runtime from the host (python3, node, bash),
-//     and the few coreutils Alpine's BusyBox has and Debian's build lacks; nothing else.
+//   Alpine images (python:3.12-alpine, node:20-alpine, node:22-alpine, bash:5): BusyBox's sh
+//     and applets alone on PATH (Debian's busybox), the image's own runtime from the host
+//     (python3, node, bash), and the few coreutils Alpine's BusyBox has and Debian's build
+//     lacks; nothing else.
 //   gcc:13 (Debian bookworm's userland): the host's own PATH: dash as sh, bash, coreutils, git,
 //     python3, gcc, g++, make.
 // Thread-safe.

@@ -15,6 +15,7 @@
 #include "runner/agent/world_tools.h"
 #include "graders/zxbench/retail_world.h"
 #include "runner/agent/zx_agent_loop.h"
+#include "runner/agent/zx_shell_loop.h"
 #include "runner/agent/zx_world_loop.h"
 #include "tasks/repo_workspace.h"
 
@@ -165,6 +166,35 @@ AgentTaskOutcome RunZxAgentLoop(const Task& task, const ChatRequest& base, const
   return out;
 }
 
+// zx-bench's shell investigation (requirements.executionShell): its text protocol, each SHELL
+// command run in a sandboxed /workspace with a stand-in for the entry's image.
+AgentTaskOutcome RunZxShellLoop(const Task& task, const ChatRequest& base, const AgentSend& send,
+                                const GradeContext& context) {
+  zx::ShellConfig config;
+  try {
+    config = zx::ParseShellConfig(task.raw);
+  } catch (const Error& e) {
+    return ConfigError(task, e);
+  }
+  if (context.sandbox == nullptr) return Skipped(task, "no sandbox configured");
+  zx::ShellLoopRun loop =
+      zx::RunShellLoopEpisode(config, task.raw.value("promptTemplate", ""),
+                              TextProtocolModel(base, send, nullptr), *context.sandbox);
+  AgentTaskOutcome out;
+  out.transcript = std::move(loop.transcript);
+  out.reasoning = loop.last_reasoning;
+  out.finish_reason = loop.last_finish_reason;
+  if (loop.failed) {
+    out.grade = *loop.failed;
+    out.grade.grader = task.grader.value("type", "");
+    out.grade.grader_version = task.grader_version;
+    return out;
+  }
+  out.output = loop.trace.dump();
+  out.grade = GradeEpisode(task, out.output, context);
+  return out;
+}
+
 // An evalrun world task: the world's tools as OpenAI functions.
 AgentTaskOutcome RunNativeWorld(const Task& task, const ChatRequest& base, const AgentSend& send,
                                 const GradeContext& context, const AgentTaskOptions& options) {
@@ -268,7 +298,8 @@ AgentTaskOutcome RunRepo(const Task& task, const ChatRequest& base, const AgentS
 
 bool IsAgentTask(const Task& task) {
   if (task.format == "zxbench") {
-    return zx::HasExecutionWorld(task.raw) || zx::HasAgentLoop(task.raw);
+    return zx::HasExecutionWorld(task.raw) || zx::HasAgentLoop(task.raw) ||
+           zx::HasExecutionShell(task.raw);
   }
   return !AgentKind(task).empty();
 }
@@ -278,6 +309,7 @@ AgentTaskOutcome RunAgentTask(const Task& task, const ChatRequest& base, const A
   if (!task.skip_reason.empty()) return Skipped(task, task.skip_reason);
   try {
     if (task.format == "zxbench") {
+      if (zx::HasExecutionShell(task.raw)) return RunZxShellLoop(task, base, send, context);
       if (!zx::HasExecutionWorld(task.raw)) return RunZxAgentLoop(task, base, send);
       return RunZxWorld(task, base, send, context);
     }

@@ -636,3 +636,93 @@ TEST_CASE("cli: a zx-bench run with --judge-endpoint grades hallucination_resist
   CHECK_THAT(plain_verify.out, Catch::Contains("grades: ok (6 of 6 grades rechecked, all equal)"));
   std::filesystem::remove_all(dir);
 }
+
+// zx-bench's shell investigation end to end: the six real CLI-CN-03x-SHELL-PILOT entries
+// (tests/fixtures/zx-bench/cli_shell_real.json) against the mock, whose answer table plays each
+// entry's investigation: on the first turn its prompt gets the commands, on the second the
+// transcript of those commands gets the answer. Every command runs in the sandbox; every entry
+// scores 100, and the bundle verifies (verify re-scores the stored traces).
+TEST_CASE("cli: a zx-bench run of the shell investigation entries verifies", "[cli][tasks]") {
+  const std::string bank =
+      Slurp(std::string(EVALRUN_TEST_FIXTURES) + "/zx-bench/cli_shell_real.json");
+  const std::string dir = "/tmp/evalrun-cli-zx-shell-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/repo/data/scenarios");
+  std::ofstream(dir + "/repo/data/scenarios/benchmark.json") << bank;
+  REQUIRE(std::system(("cd " + dir + "/repo && git init -q && git add -A && git -c user.name=t -c "
+                       "user.email=t@t commit -qm bank")
+                          .c_str()) == 0);
+  const std::string suite = "zx-bench@HEAD --suite-repo " + dir + "/repo";
+  const Run validate = Evalrun("validate " + suite);
+  REQUIRE(validate.code == 0);
+  const std::unique_ptr<evalrun::Sandbox> sandbox = evalrun::MakeBubblewrapSandbox();
+  if (sandbox->Unavailable() || evalrun::FindSandboxProgram("busybox").empty() ||
+      evalrun::FindSandboxProgram("git").empty() || evalrun::FindSandboxProgram("node").empty()) {
+    WARN("bubblewrap, busybox, git or node missing: these entries are skipped here");
+    CHECK_THAT(validate.out, !Catch::Contains("runnable here: 6,"));
+    std::filesystem::remove_all(dir);
+    return;
+  }
+  CHECK_THAT(validate.out, Catch::Contains("runnable here: 6, skipped: 0"));
+  CHECK_THAT(validate.out, Catch::Contains("zxbench:cli_shell"));
+
+  evalrun::MockConfig m;
+  m.ttft_ms = 1;
+  m.decode_tps = 0;
+  // {first-turn phrase of the prompt, commands, a phrase of the second turn's transcript, answer}
+  const std::vector<std::vector<std::string>> plays = {
+      {"目录树下有唯一的一个明显最大的文件", "SHELL find /workspace/data -type f -exec ls -l {} +",
+       "[第 1 轮命令] find /workspace/data", "ANSWER: /workspace/data/archive/biggest.dat"},
+      {"是一个 git 仓库", "SHELL git -C repo log --format='%ae' | sort -u | wc -l",
+       "[第 1 轮命令] git -C repo log", "ANSWER: 7"},
+      {"监听端口", "SHELL cat service/start.sh\nSHELL cat service/config.toml",
+       "[第 1 轮命令] cat service/config.toml", "ANSWER: 8443"},
+      {"对 requests 库的版本说法不一",
+       "SHELL cat proj/requirements.txt\nSHELL cat proj/pyproject.toml",
+       "[第 1 轮命令] cat proj/pyproject.toml", "ANSWER: 2.31.0"},
+      {"对 database.host 的值互不一致", "SHELL cat app/start.sh\nSHELL cat app/config.b.yaml",
+       "[第 1 轮命令] cat app/config.b.yaml", "ANSWER: db-prod-3.internal"},
+      {"export TIMEOUT=60 后再运行程序", "SHELL cat svc/start.sh\nSHELL cat svc/config.yaml",
+       "[第 1 轮命令] cat svc/config.yaml", "ANSWER: 60"}};
+  for (const auto& play : plays) {  // the second turn's rules first: its message has the prompt
+    evalrun::MockAnswer a;
+    a.match = play[2];
+    a.content = play[3];
+    m.answers.push_back(a);
+  }
+  for (const auto& play : plays) {
+    evalrun::MockAnswer a;
+    a.match = play[0];
+    a.content = "我先看看。\n" + play[1];
+    m.answers.push_back(a);
+  }
+  evalrun::MockServer mock(m);
+  mock.Start();
+  const Run run = Evalrun("suite " + suite + " --endpoint " + mock.base_url() +
+                          " --no-speed --no-env -q --db " + dir + "/r.db --out " + dir + "/report");
+  INFO(run.out << run.err);
+  REQUIRE(run.code == 0);
+  CHECK(mock.chat_requests() == 12);  // two turns each
+  const Run list = Evalrun("runs --db " + dir + "/r.db");
+  const size_t id_at = list.out.find("\n") + 1;
+  const std::string run_id = list.out.substr(id_at, list.out.find(' ', id_at) - id_at);
+  const std::string bundle = dir + "/shell.evalrun.json";
+  REQUIRE(Evalrun("export " + run_id + " --db " + dir + "/r.db --out " + bundle + " --suite-repo " +
+                  dir + "/repo")
+              .code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(Slurp(bundle));
+  for (const auto& task : doc["tasks"]) {
+    INFO(task["task_id"] << " " << task["grade"].dump());
+    CHECK(task["grade"]["grader"] == "zxbench:cli_shell");
+    CHECK(task["grade"]["status"] == "graded");
+    CHECK(task["grade"]["evidence"]["zx_score"] == 100);
+    CHECK(task["requests"].size() == 2);
+    CHECK(nlohmann::json::parse(task["output"].get<std::string>())["terminationReason"] ==
+          "completed");
+  }
+  const Run verify = Evalrun("verify " + bundle + " --suite-repo " + dir + "/repo");
+  INFO(verify.out << verify.err);
+  CHECK(verify.code == 0);
+  CHECK_THAT(verify.out, Catch::Contains("grades: ok (6 of 6 grades rechecked, all equal)"));
+  std::filesystem::remove_all(dir);
+}
