@@ -29,6 +29,7 @@
 #include "runner/suite_run.h"
 #include "runner/commands/grade_commands.h"
 #include "runner/commands/compare_commands.h"
+#include "runner/commands/merge_commands.h"
 #include "runner/commands/task_commands.h"
 #include "runner/commands/verify_commands.h"
 
@@ -718,6 +719,8 @@ int RunCli(int argc, const char* const* argv, const std::string& build_commit) {
   AddCompareCommand(app, compare);
   VerifyOptions verify;
   AddVerifyCommands(app, verify);
+  MergeOptions merge;
+  AddMergeCommand(app, merge);
 
   try {
     if (argc > 1 && argv[1][0] != '-') {
@@ -758,6 +761,7 @@ int RunCli(int argc, const char* const* argv, const std::string& build_commit) {
       if (sub->get_name() == "compare") return RunCompareCommand(compare);
       if (sub->get_name() == "export") return RunExportCommand(verify);
       if (sub->get_name() == "verify") return RunVerifyCommand(verify);
+      if (sub->get_name() == "merge") return RunMergeCommand(merge);
     }
     throw Error("a command is required (evalrun --help lists them)");
   } catch (const Error& e) {
