@@ -32,17 +32,10 @@ std::optional<int64_t> SchedulerIndex(const std::string& what, const EnvLookup& 
     if (!value) {
       throw Error(what + ": SLURM_ARRAY_TASK_ID '" + *id + "' is not a whole number");
     }
-    int64_t min = 0;
-    if (const auto min_text = env("SLURM_ARRAY_TASK_MIN")) {
-      const auto parsed = WholeNumber(*min_text);
-      if (!parsed) {
-        throw Error(what + ": SLURM_ARRAY_TASK_MIN '" + *min_text + "' is not a whole number");
-      }
-      min = *parsed;
-    }
-    from = "SLURM_ARRAY_TASK_ID " + *id +
-           (min != 0 ? " minus SLURM_ARRAY_TASK_MIN " + std::to_string(min) : std::string());
-    return *value - min;
+    // The array task id itself, not its offset from SLURM_ARRAY_TASK_MIN: a failed task
+    // resubmitted alone (sbatch --array=2) must still be shard 2.
+    from = "SLURM_ARRAY_TASK_ID " + *id;
+    return *value;
   }
   if (const auto index = env("JOB_COMPLETION_INDEX")) {
     const auto value = WholeNumber(*index);
@@ -69,17 +62,14 @@ ShardSpec ParseShard(const std::string& source, const std::string& text, const E
     if (*count < 1) throw Error(what + ": the count must be at least 1");
   }
   if (first == "auto") {
-    if (const auto slurm_count = env("SLURM_ARRAY_TASK_COUNT"); slurm_count && env("SLURM_ARRAY_TASK_ID")) {
+    // A bare "auto" takes the count from the Slurm array; auto/N does not look at it, so that a
+    // shard resubmitted alone (sbatch --array=2, a count of 1) is still shard 2 of N.
+    const auto slurm_count = env("SLURM_ARRAY_TASK_COUNT");
+    if (!count && slurm_count && env("SLURM_ARRAY_TASK_ID")) {
       const auto value = WholeNumber(*slurm_count);
       if (!value || *value < 1) {
         throw Error(what + ": SLURM_ARRAY_TASK_COUNT '" + *slurm_count +
                     "' is not a count of tasks");
-      }
-      if (count && *count != *value) {
-        throw Error(what + ": the Slurm job array has " + std::to_string(*value) +
-                    " tasks (SLURM_ARRAY_TASK_COUNT), not " + std::to_string(*count) +
-                    " (--array=0-" + std::to_string(*count - 1) + " runs " +
-                    std::to_string(*count) + " shards)");
       }
       count = *value;
     }
@@ -96,7 +86,8 @@ ShardSpec ParseShard(const std::string& source, const std::string& text, const E
     }
     if (*index < 0 || *index >= *count) {
       throw Error(what + ": " + from + " gives index " + std::to_string(*index) +
-                  ", which must be 0 to " + std::to_string(*count - 1));
+                  ", which must be 0 to " + std::to_string(*count - 1) +
+                  " (number a Slurm array from 0: --array=0-" + std::to_string(*count - 1) + ")");
     }
     shard.index = *index;
     shard.count = *count;

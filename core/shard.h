@@ -34,10 +34,10 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 
 // The shard of a run: `--shard` when given (`flag`), else EVALRUN_SHARD, else none. The value is
 // "I/N" (0 <= I < N), "auto/N", or "auto". "auto" takes the index from the scheduler:
-// SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN (0 when unset) under a Slurm job array, else
-// JOB_COMPLETION_INDEX under a Kubernetes Indexed Job; the count is N, or for a bare "auto"
-// SLURM_ARRAY_TASK_COUNT (which must equal N when both are given). Throws Error naming the source
-// and the value: "--shard '3/3': the index must be below the count (shards are 0 to 2)".
+// SLURM_ARRAY_TASK_ID under a Slurm job array (numbered from 0), else JOB_COMPLETION_INDEX under a
+// Kubernetes Indexed Job; the count is N, or for a bare "auto" SLURM_ARRAY_TASK_COUNT. Throws
+// Error naming the source and the value: "--shard '3/3': the index must be below the count
+// (shards are 0 to 2)".
 std::optional<ShardSpec> ResolveShard(const std::optional<std::string>& flag, const EnvLookup& env);
 
 // One planned task as the split sees it.

@@ -130,11 +130,13 @@ TEST_CASE("shard: --shard, EVALRUN_SHARD, Slurm and Kubernetes give the shard", 
   CHECK_FALSE(ResolveShard(std::nullopt, Env({{"EVALRUN_SHARD", ""}})).has_value());
   // The flag wins over the variable.
   CHECK(ResolveShard(std::string("0/2"), Env({{"EVALRUN_SHARD", "2/4"}})) == ShardSpec{0, 2});
-  // Slurm job arrays: the index from the array task id (minus the array's first id).
+  // Slurm job arrays: the index is the array task id; with auto/N the array's own count does
+  // not matter, so a shard resubmitted alone (sbatch --array=2) is still shard 2.
   CHECK(ResolveShard(std::string("auto/3"), Env({{"SLURM_ARRAY_TASK_ID", "2"}})) ==
         ShardSpec{2, 3});
-  CHECK(ResolveShard(std::string("auto/3"), Env({{"SLURM_ARRAY_TASK_ID", "3"},
-                                                 {"SLURM_ARRAY_TASK_MIN", "1"}})) ==
+  CHECK(ResolveShard(std::string("auto/3"), Env({{"SLURM_ARRAY_TASK_ID", "2"},
+                                                 {"SLURM_ARRAY_TASK_COUNT", "1"},
+                                                 {"SLURM_ARRAY_TASK_MIN", "2"}})) ==
         ShardSpec{2, 3});
   CHECK(ResolveShard(std::string("auto"), Env({{"SLURM_ARRAY_TASK_ID", "1"},
                                                {"SLURM_ARRAY_TASK_COUNT", "4"}})) ==
@@ -172,10 +174,10 @@ TEST_CASE("shard: bad values are refused naming the source and the fix", "[shard
            "--shard 'auto': no shard count: give auto/N (N shards), or run under a Slurm job "
            "array, which sets SLURM_ARRAY_TASK_COUNT"},
       Case{"auto/3", {{"SLURM_ARRAY_TASK_ID", "3"}},
-           "--shard 'auto/3': SLURM_ARRAY_TASK_ID 3 gives index 3, which must be 0 to 2"},
-      Case{"auto/3", {{"SLURM_ARRAY_TASK_ID", "1"}, {"SLURM_ARRAY_TASK_COUNT", "4"}},
-           "--shard 'auto/3': the Slurm job array has 4 tasks (SLURM_ARRAY_TASK_COUNT), not 3 "
-           "(--array=0-2 runs 3 shards)"},
+           "--shard 'auto/3': SLURM_ARRAY_TASK_ID 3 gives index 3, which must be 0 to 2 (number "
+           "a Slurm array from 0: --array=0-2)"},
+      Case{"auto", {{"SLURM_ARRAY_TASK_ID", "1"}, {"SLURM_ARRAY_TASK_COUNT", "x"}},
+           "--shard 'auto': SLURM_ARRAY_TASK_COUNT 'x' is not a count of tasks"},
       Case{"auto/3", {{"JOB_COMPLETION_INDEX", "x"}},
            "--shard 'auto/3': JOB_COMPLETION_INDEX 'x' is not a whole number"});
   INFO(c.message);

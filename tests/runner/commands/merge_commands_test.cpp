@@ -417,11 +417,11 @@ TEST_CASE("merge: shard values and resume are checked before anything runs", "[r
   CHECK(r.code == 2);
   CHECK(r.err == "evalrun: error: EVALRUN_SHARD '1/x': expected I/N (e.g. 0/3), or auto/N under a "
                  "Slurm job array or a Kubernetes Indexed Job\n");
-  r = Evalrun(with({"--shard", "auto/3"}), dir, {{"SLURM_ARRAY_TASK_ID", "4"},
+  r = Evalrun(with({"--shard", "auto/3"}), dir, {{"SLURM_ARRAY_TASK_ID", "3"},
                                                  {"SLURM_ARRAY_TASK_MIN", "1"}});
   CHECK(r.code == 2);
-  CHECK(r.err == "evalrun: error: --shard 'auto/3': SLURM_ARRAY_TASK_ID 4 minus "
-                 "SLURM_ARRAY_TASK_MIN 1 gives index 3, which must be 0 to 2\n");
+  CHECK(r.err == "evalrun: error: --shard 'auto/3': SLURM_ARRAY_TASK_ID 3 gives index 3, which "
+                 "must be 0 to 2 (number a Slurm array from 0: --array=0-2)\n");
   r = Evalrun(with({"--shard", "12/13"}), dir);
   CHECK(r.code == 2);
   CHECK(r.err == "evalrun: error: shard 12/13 has no task: the selected plan has 12 tasks, so use "
