@@ -131,6 +131,9 @@ void ForEachPart(const json& document,
       }
     } else if (key == "tasks" && value.is_array()) {
       for (size_t i = 0; i < value.size(); ++i) visit("tasks[" + std::to_string(i) + "]", value[i]);
+    } else if (key == "parts" && value.is_array()) {
+      // A merged bundle's parts (results/bundle_merge.h), each its own part.
+      for (size_t i = 0; i < value.size(); ++i) visit("parts[" + std::to_string(i) + "]", value[i]);
     } else {
       visit(key, value);
     }
@@ -485,9 +488,15 @@ json MakeBundle(const RunData& run, const std::vector<PlannedTask>& plan,
     events.push_back(std::move(j));
   }
   doc["events"] = std::move(events);
-  doc["part_hashes"] = PartHashes(doc);
-  doc["result_hash"] = ComputeResultHash(doc);
+  SealBundle(doc);
   return doc;
+}
+
+void SealBundle(json& document) {
+  document.erase("part_hashes");
+  document.erase("result_hash");
+  document["part_hashes"] = PartHashes(document);
+  document["result_hash"] = ComputeResultHash(document);
 }
 
 std::string ComputeResultHash(const json& document) {

@@ -28,6 +28,10 @@ struct Bundle {
 // The bundle document of a stored run (its plan included), `result_hash` set.
 nlohmann::json MakeBundle(const RunData& run, const std::vector<PlannedTask>& plan);
 
+// Sets `document`'s "part_hashes" and "result_hash" from its other members (replacing them).
+// Throws Error for a non-finite number.
+void SealBundle(nlohmann::json& document);
+
 // SHA-256 hex of the canonical rendering of `document` without its "result_hash" member.
 std::string ComputeResultHash(const nlohmann::json& document);
 

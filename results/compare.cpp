@@ -98,6 +98,16 @@ std::string Nested(const json& object, std::string_view outer, std::string_view 
   return parent == nullptr ? std::string() : ValueText(Child(*parent, inner));
 }
 
+// settings.shard as "1/3 of plan 3f2a9c01d4e5" or "merged 3 of plan 3f2a9c01d4e5"; "" for none.
+std::string ShardText(const json* shard) {
+  if (shard == nullptr || !shard->is_object()) return "";
+  const std::string plan = " of plan " + ValueText(Child(*shard, "plan_hash")).substr(0, 12);
+  if (Child(*shard, "merged") != nullptr) {
+    return "merged " + ValueText(Child(*shard, "count")) + plan;
+  }
+  return ValueText(Child(*shard, "index")) + "/" + ValueText(Child(*shard, "count")) + plan;
+}
+
 std::string ModelName(const RunInfo& info) {
   if (!info.model.empty()) return info.model;
   return ValueText(Child(info.server, "model"));
@@ -183,6 +193,11 @@ std::vector<SetupDifference> SetupDifferences(const RunInfo& a, const RunInfo& b
   }
   for (const char* covered : {"model", "suite_commit", "suite_tree"}) keys.erase(covered);
   for (const std::string& key : keys) {
+    if (key == "shard") {
+      // The shard record holds the whole plan (core/shard.h): compared by shard and plan hash.
+      add("shard", ShardText(Child(a.settings, key)), ShardText(Child(b.settings, key)));
+      continue;
+    }
     add("setting " + key, ValueText(Child(a.settings, key)), ValueText(Child(b.settings, key)));
   }
   add("evalrun version", a.evalrun_version, b.evalrun_version);

@@ -292,6 +292,25 @@ std::string ServerText(const RunData& run) {
   return Join(parts, " ");
 }
 
+// "shard 1/3 of a 12-task plan (plan 3f2a9c01d4e5)" for a shard's run (suite --shard I/N),
+// "merged from 3 shards of a 12-task plan (plan 3f2a9c01d4e5)" for a merged bundle
+// (evalrun merge), "" otherwise (settings.shard, core/shard.h).
+std::string ShardLine(const RunInfo& info) {
+  const json* shard = Child(info.settings, "shard");
+  if (shard == nullptr || !shard->is_object()) return "";
+  const std::string plan = JsonText(*shard, "plan_hash").substr(0, 12);
+  const std::optional<double> count = JsonNumber(*shard, "count");
+  if (!count) return "";
+  if (const json* merged = Child(*shard, "merged"); merged != nullptr && merged->is_boolean()) {
+    return fmt::format("merged from {:.0f} shards of a {}-task plan (plan {})", *count,
+                       info.planned_tasks, plan);
+  }
+  const std::optional<double> index = JsonNumber(*shard, "index");
+  const json* planned = Child(*shard, "plan");
+  return fmt::format("shard {:.0f}/{:.0f} of a {}-task plan (plan {})", index.value_or(0), *count,
+                     planned != nullptr && planned->is_array() ? planned->size() : 0, plan);
+}
+
 // "2× NVIDIA GeForce RTX 3090 (client host)": the environment probe's GPUs counted by name in
 // order of first appearance. They are the client host's, the server's only when it is local.
 std::string GpuText(const json& environment) {
@@ -540,6 +559,7 @@ std::string MdHeader(const RunData& run) {
   parts.clear();
   parts.push_back("run " + MdText(info.id.empty() ? std::string(kAbsent) : info.id) + " (" +
                   MdText(info.status) + ")");
+  if (std::string shard = ShardLine(info); !shard.empty()) parts.push_back(MdText(shard));
   if (!info.created_at.empty()) parts.push_back("started " + MdText(info.created_at));
   if (!info.evalrun_version.empty()) parts.push_back("evalrun " + MdText(info.evalrun_version));
   if (!info.labels.empty()) {
@@ -1025,6 +1045,7 @@ std::string SetupLine(const RunData& run) {
     parts.push_back(fmt::format("{:.0f} slot{}", *slots, *slots == 1 ? "" : "s"));
   }
   if (std::string server = ServerText(run); !server.empty()) parts.push_back(server);
+  if (std::string shard = ShardLine(run.info); !shard.empty()) parts.push_back(shard);
   return parts.empty() ? "no labels, context or server build reported" : Join(parts, " · ");
 }
 
@@ -1283,6 +1304,7 @@ std::string RenderRunHtml(const RunData& run, const std::string& result_hash) {
   out += "<p class=\"meta\">" + Join(parts, " · ") + "</p>\n";
   parts.clear();
   parts.push_back("run <code>" + MarkupText(info.id) + "</code> (" + MarkupText(info.status) + ")");
+  if (std::string shard = ShardLine(info); !shard.empty()) parts.push_back(MarkupText(shard));
   if (!info.created_at.empty()) parts.push_back("started " + MarkupText(info.created_at));
   if (!info.evalrun_version.empty()) parts.push_back("evalrun " + MarkupText(info.evalrun_version));
   for (const auto& [key, value] : info.labels) {

@@ -974,6 +974,7 @@ std::string ResumeCommand(const SuiteRunConfig& c, const std::string& run_id) {
   if (c.limit >= 0) add("--limit", std::to_string(c.limit));
   if (c.quick) add("--quick", std::to_string(*c.quick));
   if (c.seed != 0) add("--seed", std::to_string(c.seed));
+  if (c.shard) add("--shard", ShardText(*c.shard));
   if (c.tool_format != ToolCallFormat::kAuto) {
     add("--tool-format", ToolCallFormatName(c.tool_format));
   }
@@ -1059,6 +1060,28 @@ std::vector<const Task*> SelectTasks(const Suite& suite, const SuiteRunConfig& c
     selected.resize(static_cast<size_t>(config.limit));
   }
   return selected;
+}
+
+ShardRecord MakeShardRecord(const std::vector<const Task*>& selected,
+                            const SuiteRunConfig& config) {
+  ShardRecord record;
+  record.shard = config.shard.value_or(ShardSpec{});
+  record.seed = config.seed;
+  for (const Task* task : selected) record.plan.push_back({task->id, task->hash, task->dimension});
+  record.plan_hash = PlanHash(record.plan);
+  return record;
+}
+
+std::vector<const Task*> ShardOfPlan(const std::vector<const Task*>& selected,
+                                     const SuiteRunConfig& config) {
+  if (!config.shard) return selected;
+  const ShardRecord record = MakeShardRecord(selected, config);
+  const std::vector<int64_t> shards = AssignShards(record.plan, config.shard->count, config.seed);
+  std::vector<const Task*> part;
+  for (size_t i = 0; i < selected.size(); ++i) {
+    if (shards[i] == config.shard->index) part.push_back(selected[i]);
+  }
+  return part;
 }
 
 TaskResult RunSingleTask(const Task& task, const SuiteRunConfig& config, const ServerInfo& server,
@@ -1151,7 +1174,14 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
     server = DetectServer(config.endpoint, Fetch, config.server_kind);
   }
   const std::string model = config.model.empty() ? server.model : config.model;
-  const json settings = SettingsJson(config, suite, model, judge);
+  json settings = SettingsJson(config, suite, model, judge);
+  // A shard records the whole selected plan and its split (core/shard.h), so its bundle can be
+  // merged with the other shards' and a missing one named task by task.
+  std::vector<const Task*> selected;  // the whole selected plan, before sharding
+  if (config.shard) {
+    selected = SelectTasks(suite, config);
+    settings["shard"] = ShardRecordToJson(MakeShardRecord(selected, config));
+  }
 
   std::map<std::string, const Task*> by_id;
   for (const Task& task : suite.tasks) by_id[task.id] = &task;
@@ -1190,6 +1220,37 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
                     " resolves to " + resolved_now + ", the run's was " + resolved_run);
       }
     }
+    // The shard first, in words: the settings' difference would print the recorded plan.
+    std::optional<ShardSpec> run_shard;
+    const json run_shard_json =
+        run_settings.is_object() ? run_settings.value("shard", json()) : json();
+    if (!run_shard_json.is_null()) {
+      try {
+        run_shard = ShardRecordFromJson(run_shard_json, "settings.shard").shard;
+      } catch (const Error&) {
+        run_shard = ShardSpec{-1, 0};  // unreadable: never equal to a shard given now
+      }
+    }
+    if (run_shard != config.shard) {
+      if (!run_shard) {
+        throw Error("--resume " + run_id + ": the run is not a shard; resume it without --shard "
+                    "(and without EVALRUN_SHARD)");
+      }
+      const std::string was = ShardText(*run_shard);
+      if (!config.shard) {
+        throw Error("--resume " + run_id + ": the run is shard " + was + "; give --shard " + was +
+                    " to resume it");
+      }
+      throw Error("--resume " + run_id + ": the run is shard " + was + ", not " +
+                  ShardText(*config.shard) + " (give --shard " + was +
+                  ", or start a new run for shard " + ShardText(*config.shard) + ")");
+    }
+    if (run_shard && run_shard_json.value("plan_hash", "") != settings["shard"]["plan_hash"]) {
+      throw Error("--resume " + run_id + ": the selected plan is not the run's: its hash is " +
+                  settings["shard"]["plan_hash"].get<std::string>().substr(0, 16) +
+                  ", the run's " + run_shard_json.value("plan_hash", "").substr(0, 16) +
+                  " (the suite, --filter, --limit, --quick or --seed changed)");
+    }
     const std::string difference = SettingsDifference(now_settings, run_settings);
     if (!difference.empty()) {
       throw Error("--resume " + run_id + ": settings differ from the run's: " + difference);
@@ -1223,7 +1284,13 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
           << " run again (the earlier attempts' requests stay in the record)" << std::endl;
     }
   } else {
-    plan = SelectTasks(suite, config);
+    plan = config.shard ? ShardOfPlan(selected, config) : SelectTasks(suite, config);
+    if (plan.empty() && config.shard && !selected.empty()) {
+      throw Error("shard " + ShardText(*config.shard) + " has no task: the selected plan has " +
+                  std::to_string(selected.size()) + " task" + (selected.size() == 1 ? "" : "s") +
+                  ", so use at most " + std::to_string(selected.size()) + " shard" +
+                  (selected.size() == 1 ? "" : "s"));
+    }
     if (plan.empty()) throw Error("no task matches the selection (--filter/--limit/--quick)");
     RunInfo info;
     info.id = ResultStore::NewRunId();
@@ -1261,8 +1328,11 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
   }
   if (!config.quiet) {
     log << "evalrun: run " << run_id << ": " << suite.name << " ("
-        << (suite.pinned() ? suite.commit.substr(0, 12) : "unpinned") << "), " << plan.size()
-        << " tasks, " << todo.size() << " to do, concurrency " << config.concurrency << ", "
+        << (suite.pinned() ? suite.commit.substr(0, 12) : "unpinned") << "), "
+        << (config.shard ? "shard " + ShardText(*config.shard) + ": " + std::to_string(plan.size()) +
+                               " of " + std::to_string(selected.size()) + " tasks"
+                         : std::to_string(plan.size()) + " tasks")
+        << ", " << todo.size() << " to do, concurrency " << config.concurrency << ", "
         << ServerKindName(server.kind) << (model.empty() ? "" : " " + TerminalText(model))
         << std::endl;
   }

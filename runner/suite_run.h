@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/shard.h"
 #include "core/task.h"
 #include "graders/grader.h"
 #include "plugins/openai_backend.h"
@@ -33,7 +34,10 @@ struct SuiteRunConfig {
   std::vector<std::string> filters;      // "dimension=X", "id=GLOB", "difficulty=X", "tag=X"
   int64_t limit = -1;                    // first N selected tasks; -1: all
   std::optional<int64_t> quick;          // N tasks per dimension, seeded sample
-  uint64_t seed = 0;                     // for --quick
+  uint64_t seed = 0;                     // for --quick, and the shard split
+  // --shard I/N (or EVALRUN_SHARD, or auto/N under Slurm or Kubernetes; core/shard.h): run only
+  // this shard's part of the selected plan; none: the whole plan.
+  std::optional<ShardSpec> shard;
   std::string db = "evalrun.db";
   std::optional<std::string> resume;     // "" = the latest unfinished suite run
   bool no_speed = false;
@@ -67,6 +71,15 @@ struct SuiteRunConfig {
 // skip_reason) are kept: they are recorded with their reason. Throws Error for a bad filter
 // ("--filter 'dimesion=x': unknown key 'dimesion', did you mean 'dimension'?").
 std::vector<const Task*> SelectTasks(const Suite& suite, const SuiteRunConfig& config);
+
+// The shard record of `config.shard` over the whole selected plan `selected` (core/shard.h): what
+// settings.shard holds. `config.shard` must be set.
+ShardRecord MakeShardRecord(const std::vector<const Task*>& selected,
+                            const SuiteRunConfig& config);
+// The tasks of `selected` that the split rule gives `config.shard`, in plan order (all of them
+// when config.shard is not set).
+std::vector<const Task*> ShardOfPlan(const std::vector<const Task*>& selected,
+                                     const SuiteRunConfig& config);
 
 // The per-request total deadline: 120 s + prompt tokens / 50 + max_tokens x 1 s (1 token/s is
 // slower than any rig evalrun is meant for); unknown max_tokens counts as 32,768.

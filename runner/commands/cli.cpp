@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/limits.h"
+#include "core/shard.h"
 #include "core/terminal_text.h"
 #include "core/version.h"
 #include "plugins/mock_server.h"
@@ -27,6 +29,7 @@
 #include "runner/suite_run.h"
 #include "runner/commands/grade_commands.h"
 #include "runner/commands/compare_commands.h"
+#include "runner/commands/merge_commands.h"
 #include "runner/commands/task_commands.h"
 #include "runner/commands/verify_commands.h"
 
@@ -316,6 +319,7 @@ struct SuiteOptions {
   std::string resume;
   std::string wait_endpoint = "30";
   std::string quick_text;  // --quick's optional N as typed ("" = the default 5)
+  std::string shard;       // --shard I/N | auto/N | auto
   bool resume_given = false;
 };
 
@@ -370,7 +374,11 @@ void AddSuite(CLI::App& app, SuiteOptions& o) {
   s->add_option("--quick", o.quick_text,
                 "a seeded, stratified sample of N tasks per dimension (default N 5)")
       ->expected(0, 1);
-  s->add_option("--seed", o.config.seed, "seed of the --quick sample (default 0)");
+  s->add_option("--seed", o.config.seed, "seed of the --quick sample and the --shard split (default 0)");
+  s->add_option("--shard", o.shard,
+                "run only shard I of N of the selected plan (docs/sharding.md): I/N, or auto/N "
+                "under a Slurm job array or Kubernetes Indexed Job; default $EVALRUN_SHARD")
+      ->type_name("I/N");
   s->add_option("--db", o.config.db, "results database (default ./evalrun.db)");
   s->add_option("--resume", o.resume,
                 "continue an interrupted run (default: the latest unfinished one)")
@@ -463,6 +471,13 @@ int RunSuiteCommand(const CLI::App& sub, SuiteOptions& o) {
   if (c.max_retries < 0) throw Error("--max-retries must not be negative");
   c.filters = o.filters;
   c.labels = ParseLabels(o.labels);
+  c.shard = ResolveShard(sub.count("--shard") > 0 ? std::optional<std::string>(o.shard)
+                                                  : std::nullopt,
+                         [](const std::string& name) -> std::optional<std::string> {
+                           const char* value = std::getenv(name.c_str());
+                           if (value == nullptr) return std::nullopt;
+                           return std::string(value);
+                         });
   InstallInterruptHandler();
   return RunSuite(c, &g_stop, std::cerr);
 }
@@ -716,6 +731,8 @@ int RunCli(int argc, const char* const* argv, const std::string& build_commit) {
   AddCompareCommand(app, compare);
   VerifyOptions verify;
   AddVerifyCommands(app, verify);
+  MergeOptions merge;
+  AddMergeCommand(app, merge);
 
   try {
     if (argc > 1 && argv[1][0] != '-') {
@@ -756,6 +773,7 @@ int RunCli(int argc, const char* const* argv, const std::string& build_commit) {
       if (sub->get_name() == "compare") return RunCompareCommand(compare);
       if (sub->get_name() == "export") return RunExportCommand(verify);
       if (sub->get_name() == "verify") return RunVerifyCommand(verify);
+      if (sub->get_name() == "merge") return RunMergeCommand(merge);
     }
     throw Error("a command is required (evalrun --help lists them)");
   } catch (const Error& e) {

@@ -27,6 +27,7 @@
 #include "plugins/http_client.h"
 #include "plugins/server_probe.h"
 #include "plugins/zxbench_importer.h"
+#include "results/bundle_merge.h"
 #include "results/report_json.h"
 #include "results/run_report.h"
 #include "runner/commands/cli.h"
@@ -540,6 +541,9 @@ RequestRecord SpeedRecord(const json& j) {
   return r;
 }
 
+void CheckSpeedFigures(const json& speed, const std::string& prefix,
+                       std::vector<std::string>& diffs, size_t& speed_tests);
+
 VerifyCheck CheckFigures(const Bundle& bundle) {
   VerifyCheck c = NewCheck("figures");
   // Figures follow from the samples under one set of definitions (docs/metrics.md); a result
@@ -556,14 +560,51 @@ VerifyCheck CheckFigures(const Bundle& bundle) {
   const json summary = ValidUtf8Json(RunScoresToJson(ScoreRun(bundle.run)));
   JsonDiff(bundle.document.value("summary", json::object()), summary, "summary", diffs);
   ++figures;
-  const json& speed = bundle.document.value("speed", json());
   size_t speed_tests = 0;
+  CheckSpeedFigures(bundle.document.value("speed", json()), "speed", diffs, speed_tests);
+  // A merged bundle: each part's speed protocol (its machine's) and summary, recomputed too.
+  size_t part_summaries = 0;
+  if (IsMergedBundle(bundle.document) && bundle.document["parts"].is_array()) {
+    for (size_t i = 0; i < bundle.document["parts"].size(); ++i) {
+      const std::string path = "parts[" + std::to_string(i) + "].document";
+      try {
+        const json part = MergedPartDocument(bundle.document, i);
+        CheckSpeedFigures(part.value("speed", json()), path + ".speed", diffs, speed_tests);
+        const Bundle read = ParseBundle(CanonicalJson(part), path);
+        JsonDiff(part.value("summary", json::object()),
+                 ValidUtf8Json(RunScoresToJson(ScoreRun(read.run))), path + ".summary", diffs);
+        ++part_summaries;
+      } catch (const Error&) {
+        // A part that cannot be rebuilt is the parts check's finding; nothing to recompute here.
+      }
+    }
+  }
+  figures += speed_tests;
+  if (!diffs.empty()) {
+    c.state = State::kFailed;
+    c.summary = std::to_string(diffs.size()) +
+                " figure(s) do not follow from the stored samples and grades";
+    for (auto& d : diffs) Detail(c, std::move(d));
+  } else {
+    c.summary = "the summary" +
+                (part_summaries ? ", " + std::to_string(part_summaries) + " parts' summaries"
+                                : std::string()) +
+                (speed_tests ? " and " + std::to_string(speed_tests) + " speed tests" : "") +
+                " recomputed from the stored samples and grades";
+  }
+  return c;
+}
+
+// Each speed test's metrics, errors and error messages under `speed` (a speed protocol result),
+// recomputed from its records; differences are named under `prefix`.
+void CheckSpeedFigures(const json& speed, const std::string& prefix,
+                       std::vector<std::string>& diffs, size_t& speed_tests) {
   if (speed.is_object() && speed.contains("tests") && speed["tests"].is_array()) {
     int64_t errors = 0;
     const json& tests = speed["tests"];
     for (size_t i = 0; i < tests.size(); ++i) {
       const json& test = tests[i];
-      const std::string path = "speed.tests[" + std::to_string(i) + "]";
+      const std::string path = prefix + ".tests[" + std::to_string(i) + "]";
       SpeedTest t;
       t.name = test.value("name", "");
       t.concurrency = test.value("concurrency", 1);
@@ -593,18 +634,41 @@ VerifyCheck CheckFigures(const Bundle& bundle) {
       JsonDiff(stored, recomputed, path + " (" + t.name + ")", diffs);
       ++speed_tests;
     }
-    JsonDiff(speed.value("errors", json()), json(errors), "speed.errors", diffs);
+    JsonDiff(speed.value("errors", json()), json(errors), prefix + ".errors", diffs);
   }
-  figures += speed_tests;
-  if (!diffs.empty()) {
+}
+
+// A merged bundle's parts (results/bundle_merge.h): each part's own hash, the split, coverage.
+VerifyCheck CheckParts(const Bundle& bundle) {
+  VerifyCheck c = NewCheck("parts");
+  std::string summary;
+  for (std::string& problem : MergedBundleProblems(bundle.document, &summary)) {
+    Detail(c, std::move(problem));
+  }
+  if (!c.details.empty()) {
     c.state = State::kFailed;
-    c.summary = std::to_string(diffs.size()) +
-                " figure(s) do not follow from the stored samples and grades";
-    for (auto& d : diffs) Detail(c, std::move(d));
+    c.summary = std::to_string(c.details.size()) + " problem(s) with the merged shards";
   } else {
-    c.summary = "the summary" +
-                (speed_tests ? " and " + std::to_string(speed_tests) + " speed tests" : "") +
-                " recomputed from the stored samples and grades";
+    c.summary = summary;
+  }
+  return c;
+}
+
+// A shard's own bundle: its tasks are the rule's share of its recorded plan. nullopt for a bundle
+// that is not a shard's.
+std::optional<VerifyCheck> CheckShard(const Bundle& bundle) {
+  VerifyCheck c = NewCheck("shard");
+  std::string summary;
+  for (std::string& problem : ShardBundleProblems(bundle.document, &summary)) {
+    Detail(c, std::move(problem));
+  }
+  if (!c.details.empty()) {
+    c.state = State::kFailed;
+    c.summary = "the shard's tasks are not its share of its recorded plan";
+  } else if (summary.empty()) {
+    return std::nullopt;
+  } else {
+    c.summary = summary;
   }
   return c;
 }
@@ -927,6 +991,11 @@ std::vector<VerifyCheck> VerifyBundle(const Bundle& bundle, const VerifyConfig& 
     }
   }
   checks.push_back(CheckTasks(bundle, stored, data_errors));
+  if (IsMergedBundle(bundle.document)) {
+    checks.push_back(CheckParts(bundle));
+  } else if (std::optional<VerifyCheck> shard = CheckShard(bundle)) {
+    checks.push_back(std::move(*shard));
+  }
   checks.push_back(CheckGrades(bundle, tasks, stored_ptr, suite, config));
   checks.push_back(CheckFigures(bundle));
   checks.push_back(CheckSuite(bundle, suite, config));
