@@ -52,6 +52,17 @@ Grade StatusGrade(GradeStatus status, std::string reason, nlohmann::json evidenc
   return grade;
 }
 
+void ReplaceAll(std::string& s, std::string_view from, std::string_view to) {
+  std::string out;
+  size_t pos = 0;
+  for (size_t hit; (hit = s.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
+    out.append(s, pos, hit - pos);
+    out.append(to);
+  }
+  out.append(s, pos, std::string::npos);
+  s = std::move(out);
+}
+
 std::string NormalizeNewlines(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -33,6 +33,9 @@ Grade ZxGrade(int zx_score, nlohmann::json evidence, std::string reason,
 Grade StatusGrade(GradeStatus status, std::string reason,
                   nlohmann::json evidence = nlohmann::json::object());
 
+// s.split(from).join(to): every occurrence of `from` (not empty) replaced, left to right.
+void ReplaceAll(std::string& s, std::string_view from, std::string_view to);
+
 // text.replace(/\r\n?/g, '\n'): every CRLF and lone CR as LF.
 std::string NormalizeNewlines(std::string_view text);
 

@@ -34,6 +34,7 @@ using js::IsJsSpace;
 using js::JsRound;
 using js::JsTrim;
 using zx::Member;
+using zx::ReplaceAll;
 using zx::SplitLines;
 using js::NextCodePoint;
 using js::ToWellFormedUtf8;
@@ -42,17 +43,6 @@ constexpr std::string_view kName = "zxbench:exact_answer_line";
 constexpr std::string_view kVersion = "1";
 // What evalrun's version reproduces, recorded in every grade's evidence.
 constexpr std::string_view kZxEvaluator = "exact_answer_v6@098246a9";
-
-void ReplaceAll(std::string& s, std::string_view from, std::string_view to) {
-  std::string out;
-  size_t pos = 0;
-  for (size_t hit; (hit = s.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
-    out.append(s, pos, hit - pos);
-    out.append(to);
-  }
-  out.append(s, pos, std::string::npos);
-  s = std::move(out);
-}
 
 // ---- Answer normalisation (normalizeAnswer) ------------------------------------------------------
 

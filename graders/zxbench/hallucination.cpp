@@ -115,17 +115,6 @@ bool StartsWith(std::string_view s, size_t i, std::string_view prefix) {
   return s.size() >= i + prefix.size() && s.substr(i, prefix.size()) == prefix;
 }
 
-void ReplaceAll(std::string& s, std::string_view from, std::string_view to) {
-  std::string out;
-  size_t pos = 0;
-  for (size_t hit; (hit = s.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
-    out.append(s, pos, hit - pos);
-    out.append(to);
-  }
-  out.append(s, pos, std::string::npos);
-  s = std::move(out);
-}
-
 bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
 
 // ---- The offline answer (reviewedHallucination.ts) ----------------------------------------------

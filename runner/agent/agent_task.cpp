@@ -140,17 +140,11 @@ AgentTaskOutcome RunZxWorld(const Task& task, const ChatRequest& base, const Age
   return out;
 }
 
-// A zx-bench agent loop (requirements.agentLoop): zx-bench's retail loop and text protocol,
-// the world run by evalrun's own engine (as zx-bench's docker backend runs the same engine).
-AgentTaskOutcome RunZxAgentLoop(const Task& task, const ChatRequest& base, const AgentSend& send) {
-  zx::AgentLoopConfig config;
-  try {
-    config = zx::ParseAgentLoopConfig(OrderedEntry(task));
-  } catch (const Error& e) {
-    return ConfigError(task, e);
-  }
-  zx::AgentLoopRun loop = zx::RunAgentLoopEpisode(
-      config, task.raw.value("promptTemplate", ""), TextProtocolModel(base, send, nullptr));
+// What a zx-bench text-protocol loop (the agent loop, the shell investigation) gives: its
+// transcript, and the grade of its stored trace, or the loop's own grade when zx-bench's
+// evaluation would have failed there.
+template <typename LoopRun>
+AgentTaskOutcome LoopOutcome(const Task& task, LoopRun& loop, const GradeContext& context) {
   AgentTaskOutcome out;
   out.transcript = std::move(loop.transcript);
   out.reasoning = loop.last_reasoning;
@@ -162,8 +156,22 @@ AgentTaskOutcome RunZxAgentLoop(const Task& task, const ChatRequest& base, const
     return out;
   }
   out.output = loop.trace.dump();
-  out.grade = GradeEpisode(task, out.output, GradeContext{});
+  out.grade = GradeEpisode(task, out.output, context);
   return out;
+}
+
+// A zx-bench agent loop (requirements.agentLoop): zx-bench's retail loop and text protocol,
+// the world run by evalrun's own engine (as zx-bench's docker backend runs the same engine).
+AgentTaskOutcome RunZxAgentLoop(const Task& task, const ChatRequest& base, const AgentSend& send) {
+  zx::AgentLoopConfig config;
+  try {
+    config = zx::ParseAgentLoopConfig(OrderedEntry(task));
+  } catch (const Error& e) {
+    return ConfigError(task, e);
+  }
+  zx::AgentLoopRun loop = zx::RunAgentLoopEpisode(
+      config, task.raw.value("promptTemplate", ""), TextProtocolModel(base, send, nullptr));
+  return LoopOutcome(task, loop, GradeContext{});
 }
 
 // zx-bench's shell investigation (requirements.executionShell): its text protocol, each SHELL
@@ -180,19 +188,7 @@ AgentTaskOutcome RunZxShellLoop(const Task& task, const ChatRequest& base, const
   zx::ShellLoopRun loop =
       zx::RunShellLoopEpisode(config, task.raw.value("promptTemplate", ""),
                               TextProtocolModel(base, send, nullptr), *context.sandbox);
-  AgentTaskOutcome out;
-  out.transcript = std::move(loop.transcript);
-  out.reasoning = loop.last_reasoning;
-  out.finish_reason = loop.last_finish_reason;
-  if (loop.failed) {
-    out.grade = *loop.failed;
-    out.grade.grader = task.grader.value("type", "");
-    out.grade.grader_version = task.grader_version;
-    return out;
-  }
-  out.output = loop.trace.dump();
-  out.grade = GradeEpisode(task, out.output, context);
-  return out;
+  return LoopOutcome(task, loop, context);
 }
 
 // An evalrun world task: the world's tools as OpenAI functions.
