@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "tests/support/catch.h"
+#include "tests/support/synthetic_run.h"
 #include <nlohmann/json.hpp>
 
 #include "core/canonical_json.h"
@@ -27,156 +28,7 @@ namespace fs = std::filesystem;
 using evalrun::MockConfig;
 using evalrun::MockServer;
 using nlohmann::json;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char pattern[] = "/tmp/evalrun-verify-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string File(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void Write(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
-
-// Runs a shell command (git); returns its stdout without the trailing newline.
-std::string Shell(const std::string& command) {
-  FILE* p = popen(command.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buffer[256];
-  while (std::fgets(buffer, sizeof buffer, p)) out += buffer;
-  REQUIRE(pclose(p) == 0);
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs the evalrun binary with `args` (bounded: killed after 120 s).
-Result Evalrun(const std::vector<std::string>& args, const TempDir& dir) {
-  const std::string out_path = dir.File("stdout.txt"), err_path = dir.File("stderr.txt");
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    FILE* out = std::fopen(out_path.c_str(), "w");
-    FILE* err = std::fopen(err_path.c_str(), "w");
-    if (out) dup2(fileno(out), STDOUT_FILENO);
-    if (err) dup2(fileno(err), STDERR_FILENO);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(EVALRUN_BINARY));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(EVALRUN_BINARY, argv.data());
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      FAIL("evalrun did not finish within 120 s: " << Slurp(err_path));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = Slurp(out_path);
-  r.err = Slurp(err_path);
-  return r;
-}
-
-const char* kDimensions[] = {"math", "facts", "format"};
-
-// suite.yaml of `n` tasks answering "ANSWER: <i>"; `gold_of_t001` is task t001's gold answer.
-std::string SuiteYaml(int n, int gold_of_t001) {
-  std::ostringstream suite;
-  suite << "schema_version: 1\nsuite: synthetic\ndefaults: {max_tokens: 64, temperature: 0}\n"
-        << "dimensions: {math: 2, facts: 1, format: 1}\ntasks:\n";
-  for (int i = 0; i < n; ++i) {
-    char id[16];
-    std::snprintf(id, sizeof id, "t%03d", i);
-    suite << "  - {id: " << id << ", dimension: " << kDimensions[i % 3]
-          << ", difficulty: " << (i % 5 == 0 ? "hard" : "easy") << ", prompt: \"[" << id
-          << "] What is " << i << " plus zero? End with ANSWER: <n>\", grader: {type: "
-          << "answer_line, answer: " << (i == 1 ? gold_of_t001 : i) << "}}\n";
-  }
-  return suite.str();
-}
-
-// The mock's answers: task i gets the right answer unless i % 3 == 2.
-MockConfig FastMock(int n) {
-  MockConfig config;
-  config.ttft_ms = 1;
-  config.decode_tps = 4000;
-  for (int i = 0; i < n; ++i) {
-    char id[16];
-    std::snprintf(id, sizeof id, "t%03d", i);
-    evalrun::MockAnswer answer;
-    answer.match = std::string("[") + id + "]";
-    answer.content = "It is " + std::to_string(i) + ".\nANSWER: " +
-                     std::to_string(i % 3 == 2 ? i + 1 : i);
-    config.answers.push_back(answer);
-  }
-  return config;
-}
-
-constexpr int kTasks = 12;
-
-// A git repository whose folder suite/ holds the suite: commit one as written, commit two with
-// t001's gold answer edited.
-struct SuiteRepo {
-  std::string repo, first, second;
-};
-
-SuiteRepo MakeRepo(const TempDir& dir) {
-  SuiteRepo r;
-  r.repo = dir.File("repo");
-  fs::create_directories(r.repo + "/suite");
-  Write(r.repo + "/suite/suite.yaml", SuiteYaml(kTasks, 1));
-  Shell("cd " + r.repo + " && git init -q && git add -A && git -c user.name=t -c "
-        "user.email=t@t commit -qm one");
-  r.first = Shell("git -C " + r.repo + " rev-parse HEAD");
-  Write(r.repo + "/suite/suite.yaml", SuiteYaml(kTasks, 42));
-  Shell("cd " + r.repo + " && git -c user.name=t -c user.email=t@t commit -qam gold");
-  r.second = Shell("git -C " + r.repo + " rev-parse HEAD");
-  return r;
-}
-
-// Runs the suite and exports the run; returns the bundle's path.
-std::string RunAndExport(const std::string& spec, const MockServer& mock, const TempDir& dir,
-                         const std::string& name) {
-  const std::string db = dir.File(name + ".db");
-  const Result run = Evalrun({"suite", spec, "--endpoint", mock.base_url(), "--no-speed",
-                              "--no-env", "--quiet", "--db", db, "--out", dir.File(name + "-rep")},
-                             dir);
-  INFO(run.err);
-  REQUIRE(run.code == 0);  // every task graded (some wrong)
-  evalrun::ResultStore store(db);
-  const std::string run_id = store.ListRuns().front().id;
-  const std::string bundle = dir.File(name + ".evalrun.json");
-  const Result exported = Evalrun({"export", run_id, "--db", db, "--out", bundle}, dir);
-  INFO(exported.err);
-  REQUIRE(exported.code == 0);
-  CHECK_THAT(exported.err, Catch::Contains("result hash "));
-  return bundle;
-}
+using namespace evalrun::testing;
 
 json ReadJson(const std::string& path) { return json::parse(Slurp(path)); }
 
@@ -199,7 +51,7 @@ TEST_CASE("verify: a fresh export of a pinned run verifies, and each edit fails 
   MockServer mock(FastMock(kTasks));
   mock.Start();
   const std::string bundle =
-      RunAndExport(repo.repo + "/suite@" + repo.first, mock, dir, "pinned");
+      RunAndExport(repo.repo + "/suite@" + repo.first, {"--no-speed"}, mock, dir, "pinned");
   const json original = ReadJson(bundle);
 
   const Result fresh = Evalrun({"verify", bundle}, dir);
@@ -313,7 +165,7 @@ TEST_CASE("verify: a bundle whose task hashes are not those of the suite at its 
   // Run against the commit with the edited gold answer, then claim the first commit: a
   // self-consistent forgery (hashes recomputed through the API), caught by the suite check.
   const std::string bundle =
-      RunAndExport(repo.repo + "/suite@" + repo.second, mock, dir, "forged");
+      RunAndExport(repo.repo + "/suite@" + repo.second, {"--no-speed"}, mock, dir, "forged");
   evalrun::Bundle b = evalrun::ReadBundle(bundle);
   std::map<std::string, json> task_data;
   for (const json& t : b.document["suite"]["tasks"]) task_data[t["id"].get<std::string>()] = t["task"];
@@ -346,7 +198,8 @@ TEST_CASE("verify: a pinned suite that is not here to check is not claimed as pi
   const SuiteRepo repo = MakeRepo(dir);
   MockServer mock(FastMock(kTasks));
   mock.Start();
-  const std::string bundle = RunAndExport(repo.repo + "/suite@" + repo.first, mock, dir, "gone");
+  const std::string bundle =
+      RunAndExport(repo.repo + "/suite@" + repo.first, {"--no-speed"}, mock, dir, "gone");
   fs::rename(repo.repo, dir.File("moved-away"));
   const Result r = Evalrun({"verify", bundle}, dir);
   INFO(r.out << r.err);
@@ -367,7 +220,7 @@ TEST_CASE("verify: a bare-path suite verifies only as unpinned", "[runner][verif
   Write(dir.File("bare/suite.yaml"), SuiteYaml(kTasks, 1));
   MockServer mock(FastMock(kTasks));
   mock.Start();
-  const std::string bundle = RunAndExport(dir.File("bare"), mock, dir, "bare");
+  const std::string bundle = RunAndExport(dir.File("bare"), {"--no-speed"}, mock, dir, "bare");
   const Result r = Evalrun({"verify", bundle}, dir);
   INFO(r.out << r.err);
   CHECK(r.code == 3);
@@ -393,7 +246,8 @@ TEST_CASE("verify --spot reruns tasks against your own server and reports agreem
   const SuiteRepo repo = MakeRepo(dir);
   MockServer mock(FastMock(kTasks));
   mock.Start();
-  const std::string bundle = RunAndExport(repo.repo + "/suite@" + repo.first, mock, dir, "spot");
+  const std::string bundle =
+      RunAndExport(repo.repo + "/suite@" + repo.first, {"--no-speed"}, mock, dir, "spot");
 
   // The same (deterministic) server: every rerun task gets the same grade and the same output.
   const Result same = Evalrun({"verify", bundle, "--spot", "4", "--endpoint", mock.base_url(),
