@@ -15,6 +15,7 @@
 #include <set>
 #include <vector>
 
+#include "core/json_depth.h"
 #include "graders/zxbench/common.h"
 #include "graders/zxbench/js_json.h"
 #include "graders/zxbench/nfkc.h"
@@ -396,6 +397,9 @@ std::string RepairJudgeJson(std::string text) {
   return text;
 }
 
+// Deeper than a verdict ever nests ({"rubric_scores": {...}, "evidence": [...]} is 2 levels).
+constexpr int kMaxJudgeDepth = 64;
+
 bool UnitNumber(const ordered_json& v) {
   return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0 &&
          v.get<double>() <= 1;
@@ -558,9 +562,14 @@ JudgeVerdict ReadJudgeReply(std::string_view content, std::string_view finish_re
     return v;
   }
   const std::string text = JudgeJsonText(content);
-  // Parsed in the judge's key order: the RUBRIC_SCORES line shows rubric_scores as sent.
-  ordered_json parsed = ordered_json::parse(text, nullptr, false);
-  if (parsed.is_discarded()) parsed = ordered_json::parse(RepairJudgeJson(text), nullptr, false);
+  // Parsed in the judge's key order: the RUBRIC_SCORES line shows rubric_scores as sent. A reply
+  // nested deeper than any verdict is refused before parsing (printing it would recurse).
+  ordered_json parsed = ordered_json::value_t::discarded;
+  const std::string repaired = RepairJudgeJson(text);
+  if (!JsonDepthExceeded(repaired, kMaxJudgeDepth)) {
+    parsed = ordered_json::parse(text, nullptr, false);
+    if (parsed.is_discarded()) parsed = ordered_json::parse(repaired, nullptr, false);
+  }
   if (parsed.is_discarded()) {
     v.error = "JUDGE_INVALID_JSON: Judge returned no usable JSON; no score accepted";
     return v;

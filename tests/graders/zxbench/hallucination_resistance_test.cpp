@@ -151,6 +151,13 @@ TEST_CASE("zx hallucination: the judge's reply, its repair and the rubric's arit
         "JUDGE_OUTPUT_TRUNCATED: Judge generation reached max_tokens; no score accepted");
   CHECK(zx::ReadJudgeReply("I think it is fine", "stop", requirements).error ==
         "JUDGE_INVALID_JSON: Judge returned no usable JSON; no score accepted");
+  // A hostile judge's 100,000-deep array is refused before parsing, not printed recursively.
+  const std::string deep = R"({"verdict":"correct","factuality":1,"confidence":1,)"
+                           R"("critical_error":false,"rubric_scores":{"content":1,)"
+                           R"("attribution":1,"x":)" +
+                           std::string(100000, '[') + std::string(100000, ']') + "}}";
+  CHECK(zx::ReadJudgeReply(deep, "stop", requirements).error ==
+        "JUDGE_INVALID_JSON: Judge returned no usable JSON; no score accepted");
   // factuality must be a JSON number: "1" is not.
   CHECK(zx::ReadJudgeReply(R"({"verdict":"correct","factuality":"1","confidence":1})", "stop",
                            requirements)
