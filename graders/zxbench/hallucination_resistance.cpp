@@ -63,9 +63,9 @@ JudgeOutcome ReadRecord(const json& record, const json& requirements, std::strin
   for (size_t i = 0; i < attempts.size() && i < kJudgeAttempts; ++i) {
     const json& attempt = attempts[i];
     const json& messages = zx::Member(zx::Member(attempt, "request"), "messages");
-    const json& user = messages.is_array() && messages.size() == 2
-                           ? zx::Member(messages[1], "content")
-                           : zx::Member(json(), "content");
+    static const json kNone;
+    const json& user =
+        messages.is_array() && messages.size() == 2 ? zx::Member(messages[1], "content") : kNone;
     if (!user.is_string() || user.get_ref<const std::string&>().find(section) == std::string::npos) {
       out.failure = "the recorded judge request " + std::to_string(i + 1) +
                     " does not hold this answer";
