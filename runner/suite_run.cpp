@@ -1245,7 +1245,8 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
                   ShardText(*config.shard) + " (give --shard " + was +
                   ", or start a new run for shard " + ShardText(*config.shard) + ")");
     }
-    if (run_shard && run_shard_json.value("plan_hash", "") != settings["shard"]["plan_hash"]) {
+    if (run_shard && run_shard_json.value("plan_hash", "") !=
+                         settings["shard"]["plan_hash"].get<std::string>()) {
       throw Error("--resume " + run_id + ": the selected plan is not the run's: its hash is " +
                   settings["shard"]["plan_hash"].get<std::string>().substr(0, 16) +
                   ", the run's " + run_shard_json.value("plan_hash", "").substr(0, 16) +
