@@ -61,6 +61,8 @@ struct ToolCall {
 struct RequestRecord {
   // Set by the caller before sending.
   std::string label;                 // what this request measured, e.g. "pp512#3"
+  std::string endpoint;              // the base URL it went to ("" unknown: the run's endpoint);
+                                     // a run over several endpoints (docs/serving.md) sets it
   int64_t prompt_tokens_sent = -1;   // what evalrun meant to send (calibrated), -1 if unknown
   int64_t max_tokens = -1;
 

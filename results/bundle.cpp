@@ -38,9 +38,13 @@ json Number(double value, const std::string& where) {
 
 json TextObject() { return json::object(); }
 
-json RequestJson(const RequestRecord& r) {
+// `run_endpoint`: the run's endpoint. A request sent elsewhere (a run over several endpoints)
+// carries its own in `endpoint`; absent means the run's (docs/bundle-format.md), so a
+// one-endpoint run's bundle is what it was before.
+json RequestJson(const RequestRecord& r, const std::string& run_endpoint) {
   json j = TextObject();
   PutBundleText(j, "label", r.label);
+  if (!r.endpoint.empty() && r.endpoint != run_endpoint) PutBundleText(j, "endpoint", r.endpoint);
   // The steady clock's origin is arbitrary and may lie beyond 2^53 ns: a decimal string keeps it
   // exact (docs/bundle-format.md, "Numbers").
   j["t_send_ns"] = std::to_string(r.t_send.time_since_epoch().count());
@@ -70,7 +74,7 @@ json RequestJson(const RequestRecord& r) {
   return j;
 }
 
-json TaskJson(const TaskResult& t, size_t index) {
+json TaskJson(const TaskResult& t, size_t index, const std::string& run_endpoint) {
   const std::string where = "tasks[" + std::to_string(index) + "]";
   json j = TextObject();
   PutBundleText(j, "task_id", t.task_id);
@@ -97,7 +101,7 @@ json TaskJson(const TaskResult& t, size_t index) {
   grade["evidence"] = ValidUtf8Json(t.grade.evidence);
   j["grade"] = std::move(grade);
   json requests = json::array();
-  for (const RequestRecord& r : t.requests) requests.push_back(RequestJson(r));
+  for (const RequestRecord& r : t.requests) requests.push_back(RequestJson(r, run_endpoint));
   j["requests"] = std::move(requests);
   return j;
 }
@@ -219,9 +223,11 @@ class Reader {
   std::string file_;
 };
 
-RequestRecord ReadRequest(const Reader& r, const json& j, const std::string& where) {
+RequestRecord ReadRequest(const Reader& r, const json& j, const std::string& where,
+                          const std::string& run_endpoint) {
   RequestRecord rec;
   rec.label = r.Text(j, where, "label");
+  rec.endpoint = j.contains("endpoint") ? r.Text(j, where, "endpoint") : run_endpoint;
   rec.t_send = TimePoint(std::chrono::nanoseconds(r.DecimalString(j, where, "t_send_ns")));
   rec.queue_ns = r.Int(j, where, "queue_ns");
   rec.first_ns = r.Int(j, where, "first_ns");
@@ -261,7 +267,8 @@ RequestRecord ReadRequest(const Reader& r, const json& j, const std::string& whe
   return rec;
 }
 
-TaskResult ReadTask(const Reader& r, const json& j, const std::string& where) {
+TaskResult ReadTask(const Reader& r, const json& j, const std::string& where,
+                    const std::string& run_endpoint) {
   TaskResult t;
   t.task_id = r.Text(j, where, "task_id");
   t.task_hash = r.Text(j, where, "task_hash");
@@ -293,7 +300,8 @@ TaskResult ReadTask(const Reader& r, const json& j, const std::string& where) {
   const json& requests = r.Array(j, where, "requests");
   for (size_t i = 0; i < requests.size(); ++i) {
     t.requests.push_back(
-        ReadRequest(r, requests[i], where + ".requests[" + std::to_string(i) + "]"));
+        ReadRequest(r, requests[i], where + ".requests[" + std::to_string(i) + "]",
+                    run_endpoint));
   }
   // As the store does: the final request's text is the task's output.
   if (!t.requests.empty()) {
@@ -475,7 +483,7 @@ json MakeBundle(const RunData& run, const std::vector<PlannedTask>& plan,
   doc["suite"] = std::move(s);
 
   json records = json::array();
-  for (size_t i = 0; i < run.tasks.size(); ++i) records.push_back(TaskJson(run.tasks[i], i));
+  for (size_t i = 0; i < run.tasks.size(); ++i) records.push_back(TaskJson(run.tasks[i], i, info.endpoint));
   doc["tasks"] = std::move(records);
   doc["speed"] = ValidUtf8Json(run.speed);
   doc["summary"] = ValidUtf8Json(RunScoresToJson(ScoreRun(run)));
@@ -626,7 +634,7 @@ Bundle ParseBundle(std::string_view text, const std::string& path) {
   const json& tasks = r.Array(doc, "", "tasks");
   bundle.run.tasks.reserve(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i) {
-    bundle.run.tasks.push_back(ReadTask(r, tasks[i], "tasks[" + std::to_string(i) + "]"));
+    bundle.run.tasks.push_back(ReadTask(r, tasks[i], "tasks[" + std::to_string(i) + "]", info.endpoint));
   }
   bundle.run.speed = r.Member(doc, "", "speed");
   if (!bundle.run.speed.is_null() && !bundle.run.speed.is_object()) {

@@ -284,6 +284,51 @@ std::string ModelName(const RunData& run) {
 }
 
 // "llama.cpp b6000", "" when the server said nothing.
+// A run over several endpoints (docs/serving.md): "http://a:8080 (concurrency 2), http://b:8080
+// (concurrency 1)" from run.server.endpoints; "" for a run over one endpoint.
+std::string EndpointsText(const RunInfo& info) {
+  const json* endpoints = info.server.is_object() && info.server.contains("endpoints")
+                              ? &info.server["endpoints"]
+                              : nullptr;
+  if (endpoints == nullptr || !endpoints->is_array() || endpoints->size() < 2) return "";
+  std::vector<std::string> parts;
+  for (const json& e : *endpoints) {
+    std::string text = JsonText(e, "endpoint");
+    if (e.is_object() && e.contains("concurrency") && e["concurrency"].is_number_integer()) {
+      text += fmt::format(" (concurrency {})", e["concurrency"].get<int64_t>());
+    }
+    parts.push_back(text);
+  }
+  return Join(parts, ", ");
+}
+
+// How the endpoints of a run under --allow-mixed-endpoints differ ("" when they did not).
+std::string MixedText(const RunInfo& info) {
+  const json* mixed = info.server.is_object() && info.server.contains("mixed_endpoints")
+                          ? &info.server["mixed_endpoints"]
+                          : nullptr;
+  if (mixed == nullptr || !mixed->is_array() || mixed->empty()) return "";
+  std::vector<std::string> parts;
+  for (const json& m : *mixed) {
+    if (m.is_string()) parts.push_back(m.get<std::string>());
+  }
+  return "the endpoints do not serve the same model (run with --allow-mixed-endpoints): " +
+         Join(parts, "; ") + ". Each task's grade depends on where it went";
+}
+
+// The speed protocol's results: the run's, then the other endpoints' (speed.other_endpoints).
+std::vector<const json*> SpeedResults(const json& speed) {
+  std::vector<const json*> out;
+  if (!speed.is_object()) return out;
+  out.push_back(&speed);
+  if (speed.contains("other_endpoints") && speed["other_endpoints"].is_array()) {
+    for (const json& other : speed["other_endpoints"]) {
+      if (other.is_object()) out.push_back(&other);
+    }
+  }
+  return out;
+}
+
 std::string ServerText(const RunData& run) {
   std::vector<std::string> parts;
   for (const char* key : {"kind", "build"}) {
@@ -411,9 +456,12 @@ std::vector<std::string> SpeedCells(const SpeedRow& r) {
           r.queue_ms,   r.prefill_tps, r.decode_tps, r.aggregate_tps, r.errors};
 }
 
-std::string SpeedTitle(const json& speed) {
+// "Speed protocol (preset quick)", and " — ENDPOINT" after it for a run over several endpoints.
+std::string SpeedTitle(const json& speed, bool several) {
   const std::string preset = JsonText(speed, "preset");
-  return preset.empty() ? "Speed protocol" : "Speed protocol (preset " + preset + ")";
+  std::string title = preset.empty() ? "Speed protocol" : "Speed protocol (preset " + preset + ")";
+  if (several && !JsonText(speed, "endpoint").empty()) title += " — " + JsonText(speed, "endpoint");
+  return title;
 }
 
 constexpr std::string_view kSpeedFootnote =
@@ -553,7 +601,11 @@ std::string MdHeader(const RunData& run) {
     parts.push_back("server: " + MdText(server));
   }
   parts.push_back("GPUs: " + MdText(GpuText(info.environment)));
-  if (!info.endpoint.empty()) parts.push_back("endpoint: " + MdText(info.endpoint));
+  if (std::string endpoints = EndpointsText(info); !endpoints.empty()) {
+    parts.push_back("endpoints: " + MdText(endpoints));
+  } else if (!info.endpoint.empty()) {
+    parts.push_back("endpoint: " + MdText(info.endpoint));
+  }
   if (std::string judge = JudgeText(info); !judge.empty()) parts.push_back(MdText(judge));
   out += Join(parts, " · ") + "\n\n";
   parts.clear();
@@ -1224,6 +1276,9 @@ RunScores ScoreRun(const RunData& run) {
 std::string RenderRunMarkdown(const RunData& run, const std::string& result_hash) {
   const RunScores s = ScoreRun(run);
   std::string out = MdHeader(run) + MdHeadline(s);
+  if (std::string mixed = MixedText(run.info); !mixed.empty()) {
+    out += "**Mixed endpoints:** " + MdText(mixed) + ".\n\n";
+  }
 
   out += "## Scores by dimension\n\n";
   std::vector<std::vector<std::string>> rows;
@@ -1239,10 +1294,12 @@ std::string RenderRunMarkdown(const RunData& run, const std::string& result_hash
       "Each task counts once: the mean over its successful requests ({} ok, {} failed).\n\n",
       s.speed.ok_requests, s.speed.failed_requests);
 
-  if (!run.speed.is_null()) {
-    out += "## " + MdText(SpeedTitle(run.speed)) + "\n\n";
+  // One section per endpoint measured (docs/report.md); capability is scored once above.
+  const std::vector<const json*> speeds = SpeedResults(run.speed);
+  for (const json* speed : speeds) {
+    out += "## " + MdText(SpeedTitle(*speed, speeds.size() > 1)) + "\n\n";
     rows.clear();
-    for (const auto& row : SpeedRows(run.speed)) rows.push_back(SpeedCells(row));
+    for (const auto& row : SpeedRows(*speed)) rows.push_back(SpeedCells(row));
     out += rows.empty() ? "No tests ran.\n\n" : MdTable(kSpeedHeaders, rows) + "\n";
     out += MdText(kSpeedFootnote) + "\n\n";
   }
@@ -1298,8 +1355,11 @@ std::string RenderRunHtml(const RunData& run, const std::string& result_hash) {
     parts.push_back("server: " + MarkupText(server));
   }
   parts.push_back("GPUs: " + MarkupText(GpuText(info.environment)));
-  if (!info.endpoint.empty())
+  if (std::string endpoints = EndpointsText(info); !endpoints.empty()) {
+    parts.push_back("endpoints: " + MarkupText(endpoints));
+  } else if (!info.endpoint.empty()) {
     parts.push_back("endpoint: <code>" + MarkupText(info.endpoint) + "</code>");
+  }
   if (std::string judge = JudgeText(info); !judge.empty()) parts.push_back(MarkupText(judge));
   out += "<p class=\"meta\">" + Join(parts, " · ") + "</p>\n";
   parts.clear();
@@ -1323,6 +1383,10 @@ std::string RenderRunHtml(const RunData& run, const std::string& result_hash) {
     out += "<p class=\"headline\"><strong>zx-bench:</strong> " +
            MarkupText(ComparabilityText(s.comparability)) + "</p>\n";
   }
+  if (std::string mixed = MixedText(info); !mixed.empty()) {
+    out += "<p class=\"headline\"><strong>Mixed endpoints:</strong> " + MarkupText(mixed) +
+           ".</p>\n";
+  }
 
   out += "<h2>Scores by dimension</h2>\n" + ScoreChart(s) + "\n";
   std::vector<std::vector<std::string>> rows;
@@ -1343,10 +1407,11 @@ std::string RenderRunHtml(const RunData& run, const std::string& result_hash) {
   out += "<h2>Prefill speed against prompt length</h2>\n" + PrefillScatter(s.speed.prefill_points) +
          "\n";
 
-  if (!run.speed.is_null()) {
-    out += "<h2>" + MarkupText(SpeedTitle(run.speed)) + "</h2>\n";
+  const std::vector<const json*> speeds = SpeedResults(run.speed);
+  for (const json* speed : speeds) {
+    out += "<h2>" + MarkupText(SpeedTitle(*speed, speeds.size() > 1)) + "</h2>\n";
     rows.clear();
-    for (const auto& row : SpeedRows(run.speed)) rows.push_back(SpeedCells(row));
+    for (const auto& row : SpeedRows(*speed)) rows.push_back(SpeedCells(row));
     out += rows.empty() ? "<p>No tests ran.</p>\n" : HtmlTable(kSpeedHeaders, rows);
     out += "<p class=\"note\">" + MarkupText(kSpeedFootnote) + "</p>\n";
   }

@@ -1,8 +1,9 @@
 -- evalrun's results store (DESIGN.md section 10): one sqlite file, WAL mode, default
 -- ./evalrun.db. This file is the schema: it is compiled into evalrun (results/CMakeLists.txt) and
--- run on a new database; `PRAGMA user_version` holds the schema version below. A version-1
--- database is upgraded in place (version 2 only added task_results.transcript, with a default);
--- any other version is refused with a message naming both versions, never altered.
+-- run on a new database; `PRAGMA user_version` holds the schema version below. Older versions
+-- are upgraded in place, one additive step at a time (version 2 added task_results.transcript,
+-- version 3 requests.endpoint, each with a default); any other version is refused with a message
+-- naming both versions, never altered.
 --
 -- Units: *_ns are nanoseconds, *_s seconds, *_at UTC ISO 8601 text ("2026-11-29T23:15:00Z"),
 -- tokens are the server's token counts (-1 = not reported), scores are in [0, 1].
@@ -11,7 +12,7 @@
 -- One transaction per finished task (task_results + its requests), so a run killed at any point
 -- loses at most the tasks that were in flight; those start over on --resume.
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 -- One row per run of `evalrun suite` or `evalrun speed --db`.
 CREATE TABLE runs (
@@ -117,6 +118,9 @@ CREATE TABLE requests (
   timings            TEXT NOT NULL,        -- JSON: {timings: llama.cpp's, meta_info: SGLang's}
   content_bytes      INTEGER NOT NULL,     -- size of this request's answer text, bytes
   reasoning_bytes    INTEGER NOT NULL,     -- size of its reasoning text, bytes
+  endpoint           TEXT NOT NULL DEFAULT '', -- base URL it was sent to (a run over several
+                                           -- endpoints, docs/serving.md); '' = the run's
+                                           -- endpoint (rows written before version 3)
   PRIMARY KEY (run_id, task_id, seq)
 ) WITHOUT ROWID;
 

@@ -253,6 +253,35 @@ struct ResultStore::Impl {
     return s.Step() ? s.Int(0) : 0;
   }
 
+  // Upgrades a database of schema `from` (1 or 2) to kStoreSchemaVersion in place, in one
+  // transaction. Throws Error "<path>: cannot upgrade the results database from schema 1 to 3:
+  // <why>".
+  void UpgradeSchema(int64_t from) const {
+    const std::string failed = path + ": cannot upgrade the results database from schema " +
+                               std::to_string(from) + " to " +
+                               std::to_string(kStoreSchemaVersion) + ": ";
+    try {
+      Exec("BEGIN IMMEDIATE");
+    } catch (const Error& e) {
+      throw Error(failed + e.what());
+    }
+    try {
+      // Another evalrun may have upgraded it while this one waited for the lock.
+      const int64_t now = Scalar("PRAGMA user_version");
+      if (now <= 1) {
+        Exec("ALTER TABLE task_results ADD COLUMN transcript TEXT NOT NULL DEFAULT 'null'");
+      }
+      if (now <= 2) Exec("ALTER TABLE requests ADD COLUMN endpoint TEXT NOT NULL DEFAULT ''");
+      if (now < kStoreSchemaVersion) {
+        Exec(("PRAGMA user_version = " + std::to_string(kStoreSchemaVersion)).c_str());
+      }
+      Exec("COMMIT");
+    } catch (const Error& e) {
+      Exec("ROLLBACK");
+      throw Error(failed + e.what());
+    }
+  }
+
   void AddEventLocked(const std::string& run_id, const std::string& kind,
                       const std::string& message) {
     int64_t seq = 0;
@@ -325,24 +354,9 @@ ResultStore::ResultStore(const std::string& path) : impl_(std::make_unique<Impl>
   }
   if (version == 0 || version == kStoreSchemaVersion) {
     // created above, or current
-  } else if (version == 1) {
-    // Version 2 only added task_results.transcript (agent tasks), with a default: additive.
-    try {
-      impl_->Exec("BEGIN IMMEDIATE");
-    } catch (const Error& e) {
-      throw Error(path + ": cannot upgrade the results database from schema 1 to 2: " + e.what());
-    }
-    try {
-      // Another evalrun may have upgraded it while this one waited for the lock.
-      if (impl_->Scalar("PRAGMA user_version") == 1) {
-        impl_->Exec("ALTER TABLE task_results ADD COLUMN transcript TEXT NOT NULL DEFAULT 'null'");
-        impl_->Exec("PRAGMA user_version = 2");
-      }
-      impl_->Exec("COMMIT");
-    } catch (const Error& e) {
-      impl_->Exec("ROLLBACK");
-      throw Error(path + ": cannot upgrade the results database from schema 1 to 2: " + e.what());
-    }
+  } else if (version >= 1 && version < kStoreSchemaVersion) {
+    // Every step so far is additive (a column with a default), so older rows read as before.
+    impl_->UpgradeSchema(version);
   } else if (version != kStoreSchemaVersion) {
     throw Error(path + ": results database schema version " + std::to_string(version) +
                 ", this evalrun reads version " + std::to_string(kStoreSchemaVersion));
@@ -361,9 +375,9 @@ ResultStore::ResultStore(const std::string& path) : impl_(std::make_unique<Impl>
       "first_content_ns, last_ns, end_ns, text_event_ns, events, http_status, outcome, "
       "error_message, prompt_tokens_sent, max_tokens, finish_reason, model, system_fingerprint, "
       "prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, usage_reported, "
-      "usage_raw, timings, content_bytes, reasoning_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-      "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, "
-      "?26, ?27, ?28, ?29)");
+      "usage_raw, timings, content_bytes, reasoning_bytes, endpoint) VALUES (?1, ?2, ?3, ?4, "
+      "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, "
+      "?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)");
   impl_->insert_event = std::make_unique<Statement>(
       db, "INSERT INTO events (run_id, seq, at, kind, message) VALUES (?1, ?2, ?3, ?4, ?5)");
   impl_->next_event = std::make_unique<Statement>(
@@ -533,7 +547,7 @@ void ResultStore::CommitTask(const std::string& run_id, const TaskResult& r) {
       q.Bind(25, rec.usage_reported).Bind(26, Dump(rec.usage.raw));
       q.Bind(27, Dump(TimingsJson(rec.timings)));
       q.Bind(28, static_cast<int64_t>(rec.content.size()));
-      q.Bind(29, static_cast<int64_t>(rec.reasoning.size()));
+      q.Bind(29, static_cast<int64_t>(rec.reasoning.size())).Bind(30, rec.endpoint);
       q.Run();
     }
     impl_->Exec("COMMIT");
@@ -652,7 +666,8 @@ RunData ResultStore::LoadRun(const std::string& run_id) const {
               "end_ns, text_event_ns, events, http_status, outcome, error_message, "
               "prompt_tokens_sent, max_tokens, finish_reason, model, system_fingerprint, "
               "prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, "
-              "usage_reported, usage_raw, timings FROM requests WHERE run_id = ?1 ORDER BY "
+              "usage_reported, usage_raw, timings, endpoint FROM requests WHERE run_id = ?1 "
+              "ORDER BY "
               "task_id, seq");
   q.Bind(1, run_id);
   while (q.Step()) {
@@ -687,6 +702,8 @@ RunData ResultStore::LoadRun(const std::string& run_id) const {
     rec.usage_reported = q.Int(22) != 0;
     rec.usage.raw = ParseJsonColumn(q.Text(23));
     ReadServerTimings(ParseJsonColumn(q.Text(24)), rec.timings);
+    rec.endpoint = q.Text(25);
+    if (rec.endpoint.empty()) rec.endpoint = data.info.endpoint;  // written before version 3
     data.tasks[it->second].requests.push_back(std::move(rec));
   }
   // The final request's text is the task's output; earlier requests' texts are not kept.

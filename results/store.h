@@ -17,7 +17,7 @@
 
 namespace evalrun {
 
-inline constexpr int kStoreSchemaVersion = 2;
+inline constexpr int kStoreSchemaVersion = 3;
 
 // A task as planned for a run.
 struct PlannedTask {

@@ -1,12 +1,13 @@
-// Why one file (1.3k lines): the run's shared state (the cursor, the pause, the retry budget, the
-// store's lock order) is one state machine; its pieces that stand alone are already outside
-// (runner/request_failure classifies failures, runner/prompt_builder builds requests,
+// Why one file (1.7k lines): the run's shared state (the cursor, the tasks handed back between
+// endpoints, each endpoint's pause, the retry budget, the store's lock order) is one state
+// machine; its pieces that stand alone are already outside (runner/request_failure classifies
+// failures, runner/prompt_builder builds requests, plugins/server_identity compares endpoints,
 // results/store records).
 //
-// The suite run. Threads: one worker per concurrency slot, each with its own StreamingClient
-// (so a worker grading or storing never delays another's timestamps), and the caller's thread,
-// which watches for Ctrl-C and draws progress. Workers take tasks from one shared cursor; the
-// store serialises their commits.
+// The suite run. Threads: one worker per concurrency slot of each endpoint, each with its own
+// StreamingClient (so a worker grading or storing never delays another's timestamps), and the
+// caller's thread, which watches for Ctrl-C and draws progress. Workers take tasks from one
+// shared cursor; the store serialises their commits.
 #include "runner/suite_run.h"
 
 #include <fnmatch.h>
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -33,6 +35,7 @@
 #include "plugins/sandbox.h"
 #include "plugins/env_probe.h"
 #include "plugins/http_client.h"
+#include "plugins/server_identity.h"
 #include "results/run_report.h"
 #include "results/speed_report.h"
 #include "results/store.h"
@@ -189,6 +192,14 @@ std::string SuiteHash(const Suite& suite) {
 
 json SettingsJson(const SuiteRunConfig& c, const Suite& suite, const std::string& model,
                   const std::optional<JudgeEndpoint>& judge) {
+  // Several endpoints: their concurrency in endpoint order (a resume gives as many).
+  json concurrency = c.concurrency;
+  if (!c.more_endpoints.empty()) {
+    concurrency = json::array({c.concurrency});
+    for (const SuiteRunConfig::MoreEndpoint& more : c.more_endpoints) {
+      concurrency.push_back(more.concurrency);
+    }
+  }
   json settings = {{"suite", c.suite_spec},
           {"suite_commit", suite.commit},
           {"suite_tree", suite.tree},
@@ -196,7 +207,7 @@ json SettingsJson(const SuiteRunConfig& c, const Suite& suite, const std::string
           {"limit", c.limit},
           {"quick", c.quick ? json(*c.quick) : json()},
           {"seed", c.seed},
-          {"concurrency", c.concurrency},
+          {"concurrency", concurrency},
           {"max_tokens", c.max_tokens},
           {"thinking", c.thinking ? json(ThinkingName(*c.thinking)) : json("task")},
           {"model", model},
@@ -316,29 +327,45 @@ class Progress {
   TimePoint t_last_log_;
 };
 
-// Shared state of one run's workers.
+// One endpoint of the run as connected at the start: where, what it is, what model name it is
+// sent, how many tasks it takes at once.
+struct RunEndpoint {
+  std::string url;
+  ServerInfo server;
+  std::string model;
+  int concurrency = 1;
+};
+
+// Shared state of one run's workers. One worker per (endpoint, slot); workers take tasks from
+// one shared plan, so a faster endpoint takes more of them, and an agent episode, run by one
+// worker, stays on one endpoint (its prompt cache). With one endpoint an endpoint that is away
+// pauses the whole run and each request waits to be sent again; with several, it pauses only its
+// own workers: their tasks go back to the plan, with the requests sent so far, and the other
+// endpoints take them (docs/serving.md, "Several endpoints").
 class Scheduler {
  public:
   Scheduler(const SuiteRunConfig& config, const LoadedSuite& loaded, ResultStore& store,
-            std::string run_id, std::vector<const Task*> todo, const ServerInfo& server,
-            std::string model, const Sandbox& sandbox, Progress& progress,
-            const std::optional<JudgeEndpoint>& judge)
+            std::string run_id, std::vector<const Task*> todo,
+            const std::vector<RunEndpoint>& endpoints, const Sandbox& sandbox,
+            Progress& progress, const std::optional<JudgeEndpoint>& judge)
       : config_(config), loaded_(loaded), store_(store), run_id_(std::move(run_id)),
-        todo_(std::move(todo)), server_(server), model_(std::move(model)), sandbox_(sandbox),
-        progress_(progress), judge_(judge) {
-    clients_.reserve(static_cast<size_t>(config.concurrency));
-    for (int i = 0; i < config.concurrency; ++i) {
-      clients_.push_back(std::make_unique<StreamingClient>(4));
+        todo_(std::move(todo)), endpoints_(endpoints), sandbox_(sandbox), progress_(progress),
+        judge_(judge) {
+    for (size_t e = 0; e < endpoints.size(); ++e) {
+      away_.push_back(std::make_unique<Away>());
+      for (int i = 0; i < endpoints[e].concurrency; ++i) {
+        workers_.push_back(Worker{e, std::make_unique<StreamingClient>(4), false});
+      }
     }
   }
 
-  // Runs until every task is done, the run is stopped, or the endpoint stayed away too long.
+  // Runs until every task is done, the run is stopped, or every endpoint stayed away too long.
   void Run(const std::atomic<bool>* stop) {
     const TimePoint t_start = Clock::now();
-    std::vector<std::thread> workers;
-    active_workers_.store(config_.concurrency);  // before any worker can finish
-    for (int i = 0; i < config_.concurrency; ++i) {
-      workers.emplace_back([this, i] { Work(i); });
+    std::vector<std::thread> threads;
+    active_workers_.store(static_cast<int>(workers_.size()));  // before any worker can finish
+    for (size_t i = 0; i < workers_.size(); ++i) {
+      threads.emplace_back([this, i] { Work(workers_[i]); });
     }
     // The caller's thread watches for Ctrl-C: stop dispatching, give in-flight requests the
     // grace period, then cancel them.
@@ -354,12 +381,12 @@ class Scheduler {
       if (stop_seen && !cancelled_.load() &&
           NanosToSeconds(NanosBetween(*stop_seen, Clock::now())) >= config_.interrupt_grace_s) {
         cancelled_.store(true);
-        for (auto& client : clients_) client->CancelAll();
+        for (auto& worker : workers_) worker.client->CancelAll();
       }
       std::unique_lock lock(wait_mutex_);
       wake_.wait_for(lock, std::chrono::milliseconds(50));
     }
-    for (auto& w : workers) w.join();
+    for (auto& t : threads) t.join();
     wall_ns_ = NanosBetween(t_start, Clock::now());
   }
 
@@ -369,16 +396,17 @@ class Scheduler {
     std::lock_guard lock(stats_mutex_);
     return store_error_;
   }
-  bool endpoint_gone() const { return endpoint_gone_.load(); }
+  // Every endpoint stayed away past --wait-endpoint (with one endpoint: it did).
+  bool endpoint_gone() const { return all_gone_.load(); }
   int64_t env_errors() const { return env_errors_.load(); }
   // evalrun's own share of the workers' time: not waiting for the model, not sleeping.
   double OwnTimeFraction() const {
-    const double total = static_cast<double>(wall_ns_) * config_.concurrency;
+    const double total = static_cast<double>(wall_ns_) * static_cast<double>(workers_.size());
     return total > 0 ? static_cast<double>(own_ns_.load()) / total : 0;
   }
   // The part of OwnTimeFraction spent running agent tasks' tools.
   double ToolsTimeFraction() const {
-    const double total = static_cast<double>(wall_ns_) * config_.concurrency;
+    const double total = static_cast<double>(wall_ns_) * static_cast<double>(workers_.size());
     return total > 0 ? static_cast<double>(tools_ns_.load()) / total : 0;
   }
   bool aborted() const { return aborted_.load(); }
@@ -391,15 +419,47 @@ class Scheduler {
     std::lock_guard lock(stats_mutex_);
     return commit_ms_;
   }
+  // Whether endpoint `e` stayed away past --wait-endpoint.
+  bool gone(size_t e) const { return away_[e]->gone.load(); }
 
  private:
-  void Work(int slot) {
-    StreamingClient& client = *clients_[static_cast<size_t>(slot)];
-    while (!stopping_.load() && !endpoint_gone_.load() && !aborted_.load()) {
-      const size_t index = next_.fetch_add(1);
-      if (index >= todo_.size()) break;
+  struct Worker {
+    size_t endpoint;                          // index into endpoints_
+    std::unique_ptr<StreamingClient> client;  // this worker's alone: no shared timestamps
+    bool hand_back;                           // its task goes back to the plan (its endpoint
+                                              // went away; several endpoints only)
+  };
+  // An endpoint's pause (several workers share it).
+  struct Away {
+    std::mutex mutex;
+    std::atomic<bool> paused{false};
+    std::atomic<bool> gone{false};  // away past --wait-endpoint: its workers have left
+    TimePoint since{};              // under mutex: the first unavailable answer of this pause
+    TimePoint start{};              // under mutex: when the pause began
+  };
+  // A task a worker holds: from the plan, or handed back with the requests sent for it so far.
+  struct Claim {
+    const Task* task = nullptr;
+    std::vector<RequestRecord> requests;
+    int attempts = 0;
+  };
+
+  bool several() const { return endpoints_.size() > 1; }
+
+  void Work(Worker& worker) {
+    Away& away = *away_[worker.endpoint];
+    while (!stopping_.load() && !all_gone_.load() && !aborted_.load()) {
+      if (several() && away.paused.load()) {
+        // This endpoint is away: its workers take nothing until it is back.
+        int64_t slept_ns = 0;
+        if (!WaitUntilBack(worker.endpoint, std::nullopt, slept_ns)) break;
+        continue;
+      }
+      std::optional<Claim> claim = Take(away);
+      if (!claim) break;
+      if (!claim->task) continue;  // none now; another worker's may come back
       try {
-        RunTask(*todo_[index], client);
+        RunTask(*claim, worker);
       } catch (const Error& e) {
         // A store write failed (disk full, read-only, locked): the run stops dispatching and
         // RunSuite ends it with the message, exit 1; tasks committed so far are intact and
@@ -410,86 +470,179 @@ class Scheduler {
         }
         store_failed_.store(true);
         stopping_.store(true);
+        worker.hand_back = false;
+        Release(std::nullopt);
         wake_.notify_all();
         break;
+      }
+      if (worker.hand_back) {
+        worker.hand_back = false;
+        Release(std::move(*claim));
+      } else {
+        Release(std::nullopt);
       }
     }
     --active_workers_;
     wake_.notify_all();
+    queue_wake_.notify_all();
   }
 
-  // Sleeps up to `seconds`, waking early when the run stops. Returns false when stopped.
-  bool Sleep(double seconds, int64_t& slept_ns) {
+  // The next task: one handed back first, else the plan's next. nullopt: nothing is left for
+  // this worker (the plan is done and no task is held elsewhere, or the run stops); a Claim
+  // without a task: nothing now, but a task held by another worker may come back (several
+  // endpoints), so ask again.
+  std::optional<Claim> Take(const Away& away) {
+    std::unique_lock lock(queue_mutex_);
+    if (!handed_back_.empty()) {
+      Claim claim = std::move(handed_back_.front());
+      handed_back_.pop_front();
+      ++held_;
+      return claim;
+    }
+    if (next_ < todo_.size()) {
+      ++held_;
+      return Claim{todo_[next_++], {}, 0};
+    }
+    if (!several() || held_ == 0) return std::nullopt;
+    queue_wake_.wait_for(lock, std::chrono::milliseconds(100));
+    if (stopping_.load() || all_gone_.load() || aborted_.load() || away.gone.load()) {
+      return std::nullopt;
+    }
+    return Claim{};
+  }
+
+  // The worker is done with its task: committed or dropped (nullopt; an unfinished task starts
+  // over on --resume), or handed back for another endpoint.
+  void Release(std::optional<Claim> back) {
+    {
+      std::lock_guard lock(queue_mutex_);
+      --held_;
+      if (back) handed_back_.push_back(std::move(*back));
+    }
+    queue_wake_.notify_all();
+  }
+
+  // Sleeps up to `seconds`, waking early when the run stops (or `endpoint` is given up on).
+  // Returns false when stopped.
+  bool Sleep(double seconds, int64_t& slept_ns, std::optional<size_t> endpoint = std::nullopt) {
     const TimePoint t0 = Clock::now();
+    const auto over = [this, endpoint] {
+      return stopping_.load() || all_gone_.load() || (endpoint && away_[*endpoint]->gone.load());
+    };
     std::unique_lock lock(wait_mutex_);
-    wake_.wait_for(lock, std::chrono::duration<double>(seconds),
-                   [this] { return stopping_.load() || endpoint_gone_.load(); });
+    wake_.wait_for(lock, std::chrono::duration<double>(seconds), over);
     slept_ns += NanosBetween(t0, Clock::now());
-    return !stopping_.load() && !endpoint_gone_.load();
+    return !over();
   }
 
-  // Blocks while another worker holds the run paused (the endpoint is away), so that no new
-  // request is sent into an endpoint known to be away. False when the run stopped meanwhile.
-  bool WaitWhilePaused(int64_t& slept_ns) {
-    if (!paused_.load()) return !stopping_.load() && !endpoint_gone_.load();
+  // Blocks while another worker holds the endpoint paused (it is away), so that no new request
+  // is sent into an endpoint known to be away. False when the run stopped meanwhile.
+  bool WaitWhilePaused(size_t endpoint, int64_t& slept_ns) {
+    const Away& away = *away_[endpoint];
+    if (!away.paused.load()) return !stopping_.load() && !all_gone_.load();
     const TimePoint t0 = Clock::now();
     std::unique_lock lock(wait_mutex_);
-    while (paused_.load() && !stopping_.load() && !endpoint_gone_.load()) {
+    while (away.paused.load() && !stopping_.load() && !all_gone_.load()) {
       wake_.wait_for(lock, std::chrono::milliseconds(100));
     }
     slept_ns += NanosBetween(t0, Clock::now());
-    return !stopping_.load() && !endpoint_gone_.load();
+    return !stopping_.load() && !all_gone_.load();
   }
 
-  // The endpoint is unavailable (`what` says how): pauses the whole run (one worker logs it),
-  // probes every --probe-interval until the endpoint is ready (2xx), and resumes. The wait
-  // counts from `since`, this request's first unavailable answer, so a server whose /health is
-  // fine while its chat route keeps answering 503 still ends after --wait-endpoint. False when
-  // the endpoint did not come back in time (the run stops) or the run was stopped.
-  bool WaitForEndpoint(const std::string& what, bool refused, TimePoint since,
-                       int64_t& slept_ns) {
+  // The endpoint is unavailable (`what` says how, since `since`): pauses its work (one worker
+  // logs it). With one endpoint that is the whole run.
+  void Pause(size_t endpoint, const std::string& what, bool refused, TimePoint since) {
+    Away& away = *away_[endpoint];
     {
-      std::lock_guard lock(pause_mutex_);
-      if (!paused_.load()) {
-        paused_.store(true);
-        pause_start_ = Clock::now();
-        ++pauses_;
-        const std::string message =
-            "endpoint " + config_.endpoint +
-            (refused ? " is unreachable" : " is unavailable (" + what + ")") +
-            ": pausing, waiting up to " + Seconds(config_.wait_endpoint_s) +
-            " for it to come back";
-        store_.AddEvent(run_id_, "pause", message);
-        progress_.Say("evalrun: " + message);
-      }
+      std::lock_guard lock(away.mutex);
+      if (away.paused.load()) return;
+      away.paused.store(true);
+      away.start = Clock::now();
+      away.since = since;
     }
-    while (true) {
+    // Logged after the lock: no lock is held across the store's or the terminal's I/O.
+    const std::string message =
+        "endpoint " + endpoints_[endpoint].url +
+        (refused ? " is unreachable" : " is unavailable (" + what + ")") +
+        (several() ? ": pausing its work, waiting up to " : ": pausing, waiting up to ") +
+        Seconds(config_.wait_endpoint_s) + " for it to come back" +
+        (several() ? "; the other endpoints take its tasks" : "");
+    store_.AddEvent(run_id_, "pause", message);
+    progress_.Say("evalrun: " + message);
+  }
+
+  // Probes the paused endpoint every --probe-interval until it is ready (2xx), and resumes its
+  // work. The wait counts from `since` (default: the pause's first unavailable answer), so a
+  // server whose /health is fine while its chat route keeps answering 503 still ends after
+  // --wait-endpoint. False
+  // when the endpoint did not come back in time (its workers leave; with no endpoint left the
+  // run stops) or the run was stopped.
+  bool WaitUntilBack(size_t endpoint, std::optional<TimePoint> since_given, int64_t& slept_ns) {
+    Away& away = *away_[endpoint];
+    const RunEndpoint& ep = endpoints_[endpoint];
+    TimePoint since;
+    if (since_given) {
+      since = *since_given;
+    } else {
+      std::lock_guard lock(away.mutex);
+      since = away.since;
+    }
+    while (away.paused.load()) {
       if (NanosToSeconds(NanosBetween(since, Clock::now())) >= config_.wait_endpoint_s) {
-        if (!endpoint_gone_.exchange(true)) {
-          const std::string message = "endpoint did not come back within " +
-                                      Seconds(config_.wait_endpoint_s) + ": stopping the run";
-          store_.AddEvent(run_id_, "pause", message);
-          progress_.Say("evalrun: " + message);
-          wake_.notify_all();
-        }
+        GiveUp(endpoint);
         return false;
       }
-      if (!Sleep(config_.probe_interval_s, slept_ns)) return false;
-      if (EndpointReady(config_.endpoint, server_.kind, std::min(3.0, config_.connect_timeout_s))) {
-        break;
+      if (!Sleep(config_.probe_interval_s, slept_ns, endpoint)) return false;
+      if (EndpointReady(ep.url, ep.server.kind, std::min(3.0, config_.connect_timeout_s))) break;
+    }
+    std::optional<double> paused_s;  // set by the worker that ends the pause
+    {
+      std::lock_guard lock(away.mutex);
+      if (away.paused.load()) {
+        away.paused.store(false);
+        paused_s = NanosToSeconds(NanosBetween(away.start, Clock::now()));
       }
     }
-    std::lock_guard lock(pause_mutex_);
-    if (paused_.load()) {
-      paused_.store(false);
-      const double paused_s = NanosToSeconds(NanosBetween(pause_start_, Clock::now()));
-      paused_s_ += paused_s;
-      const std::string message = "endpoint is back after " + Seconds(paused_s) + ": resuming";
+    if (paused_s) {
+      const std::string message =
+          several() ? "endpoint " + ep.url + " is back after " + Seconds(*paused_s) +
+                          ": resuming its work"
+                    : "endpoint is back after " + Seconds(*paused_s) + ": resuming";
       store_.AddEvent(run_id_, "resume", message);
       progress_.Say("evalrun: " + message);
       wake_.notify_all();
     }
-    return true;
+    return !stopping_.load() && !all_gone_.load();
+  }
+
+  // The endpoint stayed away past --wait-endpoint: its workers leave; the run stops when no
+  // endpoint is left.
+  void GiveUp(size_t endpoint) {
+    Away& away = *away_[endpoint];
+    if (away.gone.exchange(true)) return;
+    bool all = true;
+    for (const auto& a : away_) all = all && a->gone.load();
+    const std::string within = " did not come back within " + Seconds(config_.wait_endpoint_s);
+    const std::string message =
+        !several() ? "endpoint" + within + ": stopping the run"
+        : all      ? "endpoint " + endpoints_[endpoint].url + within +
+                    ": no endpoint is left, stopping the run"
+                   : "endpoint " + endpoints_[endpoint].url + within +
+                    ": the other endpoints take its tasks";
+    store_.AddEvent(run_id_, "pause", message);
+    progress_.Say("evalrun: " + message);
+    if (all) all_gone_.store(true);
+    wake_.notify_all();
+    queue_wake_.notify_all();
+  }
+
+  // One endpoint: the request waits for it (Pause, then WaitUntilBack), its wait counted from
+  // its own first unavailable answer. False when it did not come back in time or the run was
+  // stopped.
+  bool WaitForEndpoint(size_t endpoint, const std::string& what, bool refused, TimePoint since,
+                       int64_t& slept_ns) {
+    Pause(endpoint, what, refused, since);
+    return WaitUntilBack(endpoint, since, slept_ns);
   }
 
   // The early stop (docs/serving.md): when the first kEarlyStopTasks tasks this invocation
@@ -533,9 +686,16 @@ class Scheduler {
     wake_.notify_all();
   }
 
-  void RunTask(const Task& task, StreamingClient& client) {
+  // Runs the claimed task on the worker's endpoint and commits it; leaves it uncommitted when the
+  // run stops (it starts over on --resume) or the endpoint went away (worker.hand_back: it goes
+  // back to the plan with its requests so far, which the commit keeps before the later ones).
+  void RunTask(Claim& claim, Worker& worker) {
+    const Task& task = *claim.task;
+    const RunEndpoint& ep = endpoints_[worker.endpoint];
     const TimePoint t_start = Clock::now();
     TaskResult result;
+    result.requests = std::move(claim.requests);
+    result.attempts = claim.attempts;
     result.task_id = task.id;
     result.task_hash = task.hash;
     result.dimension = task.dimension;
@@ -560,9 +720,10 @@ class Scheduler {
       return;
     }
 
-    const ChatRequest chat = TaskChat(task, config_, model_);
+    const ChatRequest chat = TaskChat(task, config_, ep.model);
     if (IsAgentTask(task)) {
-      RunAgent(task, chat, client, result, t_start);
+      RunAgent(task, chat, worker, result, t_start);
+      HandBackIfAway(claim, worker, result);
       return;
     }
     // The context check before: a prompt that cannot fit is not sent (the server would cut it
@@ -570,13 +731,13 @@ class Scheduler {
     // through the server's tokenizer: a lower bound (the chat template adds its own tokens).
     ChatRequest sent = chat;
     int64_t prompt_tokens = -1;
-    if (server_.has_tokenize) {
-      prompt_tokens = CountTokens(server_, MessagesText(chat.messages), Fetch).value_or(-1);
+    if (ep.server.has_tokenize) {
+      prompt_tokens = CountTokens(ep.server, MessagesText(chat.messages), Fetch).value_or(-1);
     }
-    if (prompt_tokens > 0 && server_.context > 0) {
-      const int64_t room = server_.context - prompt_tokens;
+    if (prompt_tokens > 0 && ep.server.context > 0) {
+      const int64_t room = ep.server.context - prompt_tokens;
       const std::string per_slot =
-          server_.kind == ServerKind::kLlamaCpp ? " per slot (llama-server --ctx-size)"
+          ep.server.kind == ServerKind::kLlamaCpp ? " per slot (llama-server --ctx-size)"
                                                 : "";
       if (room > 0 && chat.max_tokens > room && room * 2 >= chat.max_tokens) {
         // Most of the answer's room is there: send it with max_tokens lowered, and say so.
@@ -584,7 +745,7 @@ class Scheduler {
         store_.AddEvent(run_id_, "context",
                         "task '" + task.id + "': max_tokens lowered from " +
                             WithCommas(chat.max_tokens) + " to " + WithCommas(room) +
-                            " to fit the server's context of " + WithCommas(server_.context) +
+                            " to fit the server's context of " + WithCommas(ep.server.context) +
                             " tokens" + per_slot + " (the prompt is at least " +
                             WithCommas(prompt_tokens) + " tokens)");
       } else if (room <= 0 || (chat.max_tokens > 0 && chat.max_tokens > room)) {
@@ -596,21 +757,22 @@ class Scheduler {
             WithCommas(prompt_tokens) + " tokens" +
             (chat.max_tokens > 0 ? " plus max_tokens " + WithCommas(chat.max_tokens)
                                  : std::string()) +
-            ", the context is " + WithCommas(server_.context) + " tokens" + per_slot;
+            ", the context is " + WithCommas(ep.server.context) + " tokens" + per_slot;
         Commit(result, t_start, 0, 0);
         return;
       }
     }
-    const json body = BuildChatBody(sent, server_);
+    const json body = BuildChatBody(sent, ep.server);
     const double deadline = RequestDeadline(prompt_tokens, sent.max_tokens);
     int64_t model_ns = 0;
     int64_t slept_ns = 0;
     int64_t judge_ns = 0;  // waiting for the judge: neither the model's time nor evalrun's own
-    const FailureKind failure = Send(task, body, sent.max_tokens, prompt_tokens, deadline, client,
+    const FailureKind failure = Send(task, body, sent.max_tokens, prompt_tokens, deadline, worker,
                                      result, model_ns, slept_ns);
     if (failure == FailureKind::kCancelled) {
-      // Not committed: an unfinished task starts over on --resume.
+      // Not committed: an unfinished task starts over on --resume, or on another endpoint.
       own_ns_ += NanosBetween(t_start, Clock::now()) - model_ns - slept_ns;
+      HandBackIfAway(claim, worker, result);
       return;
     }
 
@@ -628,10 +790,10 @@ class Scheduler {
     // server, not by the task's budget: the chat template's tokens are not in the count before,
     // so a prompt that seemed to fit, or max_tokens lowered to the room, can still run out.
     const bool context_full =
-        failure == FailureKind::kNone && !cut && server_.context > 0 &&
+        failure == FailureKind::kNone && !cut && ep.server.context > 0 &&
         last.finish_reason == "length" && last.usage.prompt_tokens >= 0 &&
         last.usage.completion_tokens >= 0 &&
-        last.usage.prompt_tokens + last.usage.completion_tokens >= server_.context &&
+        last.usage.prompt_tokens + last.usage.completion_tokens >= ep.server.context &&
         (sent.max_tokens <= 0 || last.usage.completion_tokens < sent.max_tokens);
     if (failure == FailureKind::kNone && !cut && !context_full) {
       const Output output{last.content, last.reasoning, last.finish_reason};
@@ -646,8 +808,8 @@ class Scheduler {
       result.grade.status = GradeStatus::kEnvError;
       result.grade.reason = "the server cut the prompt: " + WithCommas(last.usage.prompt_tokens) +
                             " of " + WithCommas(prompt_tokens) + " tokens" +
-                            (server_.context > 0
-                                 ? " (its context is " + WithCommas(server_.context) + " tokens)"
+                            (ep.server.context > 0
+                                 ? " (its context is " + WithCommas(ep.server.context) + " tokens)"
                                  : std::string());
       ++env_errors_;
     } else if (context_full) {
@@ -660,8 +822,8 @@ class Scheduler {
           WithCommas(last.usage.completion_tokens) +
           (sent.max_tokens > 0 ? " of max_tokens " + WithCommas(sent.max_tokens)
                                : std::string()) +
-          ", the context is " + WithCommas(server_.context) + " tokens" +
-          (server_.kind == ServerKind::kLlamaCpp ? " per slot (llama-server --ctx-size)"
+          ", the context is " + WithCommas(ep.server.context) + " tokens" +
+          (ep.server.kind == ServerKind::kLlamaCpp ? " per slot (llama-server --ctx-size)"
                                                  : std::string());
       ++env_errors_;
     } else {
@@ -707,8 +869,9 @@ class Scheduler {
   // same retries and pauses as single requests and are all recorded in result.requests. An
   // interrupted episode is not committed (it starts over on --resume); a turn that failed for
   // environment reasons makes the task env_error, as a failed single request does.
-  void RunAgent(const Task& task, const ChatRequest& chat, StreamingClient& client,
-                TaskResult& result, TimePoint t_start) {
+  void RunAgent(const Task& task, const ChatRequest& chat, Worker& worker, TaskResult& result,
+                TimePoint t_start) {
+    const RunEndpoint& ep = endpoints_[worker.endpoint];
     int64_t model_ns = 0;
     int64_t slept_ns = 0;
     FailureKind stopped = FailureKind::kNone;
@@ -718,14 +881,20 @@ class Scheduler {
         none.outcome = RequestOutcome::kCancelled;
         return none;
       }
-      const json body = BuildChatBody(request, server_);
+      const json body = BuildChatBody(request, ep.server);
       const double deadline =
           std::max(1.0, std::min(remaining_s, RequestDeadline(-1, request.max_tokens)));
-      const FailureKind failure = Send(task, body, request.max_tokens, -1, deadline, client,
+      const size_t sent_before = result.requests.size();
+      const FailureKind failure = Send(task, body, request.max_tokens, -1, deadline, worker,
                                        result, model_ns, slept_ns);
       if (failure == FailureKind::kCancelled || failure == FailureKind::kPermanent ||
           failure == FailureKind::kTransient || failure == FailureKind::kUnavailable) {
         stopped = failure;
+      }
+      if (result.requests.size() == sent_before) {  // stopped (or handed back) before sending
+        RequestRecord none;
+        none.outcome = RequestOutcome::kCancelled;
+        return none;
       }
       return result.requests.back();
     };
@@ -767,6 +936,14 @@ class Scheduler {
     NoteTaskEnd(result, stopped);
   }
 
+  // A task left because its endpoint went away goes back with the requests sent for it, so that
+  // its record keeps every attempt (several endpoints only; Work hands the claim back).
+  void HandBackIfAway(Claim& claim, const Worker& worker, TaskResult& result) {
+    if (!worker.hand_back) return;
+    claim.requests = std::move(result.requests);
+    claim.attempts = result.attempts;
+  }
+
   GradeContext GradeContextFor() const {
     GradeContext context;
     context.read_file = [this](const std::string& path) { return loaded_.ReadTaskFile(path); };
@@ -775,16 +952,20 @@ class Scheduler {
     return context;
   }
 
-  // Sends one request for `task` (docs/serving.md): waits while the run is paused; an
-  // unavailable endpoint pauses the whole run and the request is sent again when it is back (no
-  // retry used up); a transient failure is retried with backoff, --max-retries times; a
-  // permanent one ends at once. A server that refuses streamed tool calls is noted once for the
-  // run, and this and every later request with tools goes non-streamed. Every attempt is
-  // appended to result.requests. Returns how the last attempt ended (kCancelled when the run
-  // stopped meanwhile).
+  // Sends one request for `task` to the worker's endpoint (docs/serving.md): waits while the run
+  // is paused; with one endpoint, an unavailable endpoint pauses the whole run and the request
+  // is sent again when it is back (no retry used up); with several, it pauses that endpoint's
+  // work and the task is handed back (worker.hand_back, kCancelled) for another endpoint. A
+  // transient failure is retried with backoff, --max-retries times; a permanent one ends at
+  // once. A server that refuses streamed tool calls is noted once for the run, and this and
+  // every later request with tools goes non-streamed. Every attempt is appended to
+  // result.requests. Returns how the last attempt ended (kCancelled when the run stopped
+  // meanwhile or the task is handed back).
   FailureKind Send(const Task& task, json body, int64_t max_tokens, int64_t prompt_tokens,
-                   double deadline, StreamingClient& client, TaskResult& result,
-                   int64_t& model_ns, int64_t& slept_ns) {
+                   double deadline, Worker& worker, TaskResult& result, int64_t& model_ns,
+                   int64_t& slept_ns) {
+    const RunEndpoint& ep = endpoints_[worker.endpoint];
+    StreamingClient& client = *worker.client;
     int retries_left = config_.max_retries;
     double backoff = config_.retry_backoff_s;
     int idle_timeouts = 0;
@@ -792,7 +973,12 @@ class Scheduler {
     const bool has_tools = body.contains("tools");
     FailureKind failure = FailureKind::kNone;
     while (true) {
-      if (!WaitWhilePaused(slept_ns)) {
+      if (several() && away_[worker.endpoint]->paused.load()) {
+        worker.hand_back = true;  // not sent into an endpoint known to be away
+        failure = FailureKind::kCancelled;
+        break;
+      }
+      if (!WaitWhilePaused(worker.endpoint, slept_ns)) {
         failure = FailureKind::kCancelled;
         break;
       }
@@ -803,12 +989,12 @@ class Scheduler {
       }
       RequestRecord record;
       record.label = task.id + "#" + std::to_string(result.requests.size());
+      record.endpoint = ep.url;
       record.max_tokens = max_tokens;
       record.prompt_tokens_sent = prompt_tokens;
       ChatStreamReader reader(record);
       const TimePoint t0 = Clock::now();
-      client.Add(MakeChatHttpRequest(config_.endpoint, body, config_.idle_timeout_s, deadline),
-                 &reader);
+      client.Add(MakeChatHttpRequest(ep.url, body, config_.idle_timeout_s, deadline), &reader);
       client.Run();
       model_ns += NanosBetween(t0, Clock::now());
       failure = ClassifyFailure(record, idle_timeouts);
@@ -842,8 +1028,15 @@ class Scheduler {
       }
       if (failure == FailureKind::kUnavailable) {
         if (!unavailable_since) unavailable_since = Clock::now();
-        if (!WaitForEndpoint(what, last.outcome == RequestOutcome::kConnectFailed,
-                             *unavailable_since, slept_ns)) {
+        const bool refused = last.outcome == RequestOutcome::kConnectFailed;
+        if (several()) {
+          Pause(worker.endpoint, what, refused, *unavailable_since);
+          ++result.attempts;
+          worker.hand_back = true;
+          failure = FailureKind::kCancelled;
+          break;
+        }
+        if (!WaitForEndpoint(worker.endpoint, what, refused, *unavailable_since, slept_ns)) {
           failure = FailureKind::kCancelled;
           break;
         }
@@ -888,20 +1081,24 @@ class Scheduler {
   ResultStore& store_;
   const std::string run_id_;
   const std::vector<const Task*> todo_;
-  const ServerInfo& server_;
-  const std::string model_;
+  const std::vector<RunEndpoint>& endpoints_;
   const Sandbox& sandbox_;
   Progress& progress_;
   const std::optional<JudgeEndpoint>& judge_;
-  std::vector<std::unique_ptr<StreamingClient>> clients_;
+  std::vector<Worker> workers_;
+  std::vector<std::unique_ptr<Away>> away_;  // per endpoint
 
-  std::atomic<size_t> next_{0};
+  std::mutex queue_mutex_;
+  std::condition_variable queue_wake_;
+  size_t next_ = 0;                // under queue_mutex_: the plan's next task
+  std::deque<Claim> handed_back_;  // under queue_mutex_
+  int64_t held_ = 0;               // under queue_mutex_: tasks workers hold now
   std::atomic<int> active_workers_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> store_failed_{false};
   std::string store_error_;  // guarded by stats_mutex_
   std::atomic<bool> cancelled_{false};
-  std::atomic<bool> endpoint_gone_{false};
+  std::atomic<bool> all_gone_{false};
   std::atomic<int64_t> env_errors_{0};
   std::atomic<int64_t> own_ns_{0};
   std::atomic<int64_t> tools_ns_{0};  // agent tools' share of own_ns_
@@ -909,11 +1106,6 @@ class Scheduler {
 
   std::mutex wait_mutex_;
   std::condition_variable wake_;
-  std::mutex pause_mutex_;
-  std::atomic<bool> paused_{false};
-  TimePoint pause_start_{};
-  int pauses_ = 0;          // under pause_mutex_
-  double paused_s_ = 0;     // under pause_mutex_
   std::atomic<bool> no_streamed_tools_{false};  // the server refused a streamed request with tools
   std::atomic<bool> aborted_{false};            // the early stop
   static constexpr int kEarlyStopTasks = 3;
@@ -954,6 +1146,15 @@ std::string ShellWord(const std::string& word) {
   return quoted + "'";
 }
 
+// "2,1,1": the endpoints' concurrency in order, as --concurrency takes it.
+std::string ConcurrencyList(const SuiteRunConfig& c) {
+  std::string list = std::to_string(c.concurrency);
+  for (const SuiteRunConfig::MoreEndpoint& more : c.more_endpoints) {
+    list += "," + std::to_string(more.concurrency);
+  }
+  return list;
+}
+
 // The command that resumes this run: every setting --resume must find equal (SettingsJson) when
 // it was not the default, and what the run was told about its endpoint, speed and output, so a
 // user can paste it after a crash or a stop.
@@ -966,8 +1167,14 @@ std::string ResumeCommand(const SuiteRunConfig& c, const std::string& run_id) {
   };
   if (!c.resolve.suite_repo.empty()) add("--suite-repo", c.resolve.suite_repo);
   for (const std::string& mirror : c.repo_mirrors) add("--repo-mirror", mirror);
+  for (const SuiteRunConfig::MoreEndpoint& more : c.more_endpoints) add("--endpoint", more.url);
+  if (c.allow_mixed_endpoints) add("--allow-mixed-endpoints", "");
   if (!c.model.empty()) add("--model", c.model);
-  if (c.concurrency != 1) add("--concurrency", std::to_string(c.concurrency));
+  const bool all_one =
+      c.concurrency == 1 &&
+      std::all_of(c.more_endpoints.begin(), c.more_endpoints.end(),
+                  [](const SuiteRunConfig::MoreEndpoint& more) { return more.concurrency == 1; });
+  if (!all_one) add("--concurrency", ConcurrencyList(c));
   if (c.max_tokens >= 0) add("--max-tokens", std::to_string(c.max_tokens));
   if (c.thinking) add("--thinking", ThinkingName(*c.thinking));
   for (const std::string& filter : c.filters) add("--filter", filter);
@@ -985,6 +1192,38 @@ std::string ResumeCommand(const SuiteRunConfig& c, const std::string& run_id) {
   std::string command;
   for (const std::string& word : words) command += (command.empty() ? "" : " ") + ShellWord(word);
   return command;
+}
+
+// Asks `url` what it is and waits until it is ready: a server that answers but is not ready
+// (llama.cpp loading its model: 503 on /health and /v1/models) is waited for, up to
+// --wait-endpoint, and then asked again. nullopt when Ctrl-C came meanwhile. Throws Error when
+// it cannot be reached (exit 2) or did not become ready in time (exit 1).
+std::optional<ServerInfo> ConnectEndpoint(const std::string& url, const SuiteRunConfig& config,
+                                          const std::atomic<bool>* stop, std::ostream& log) {
+  ServerInfo server = DetectServer(url, Fetch, config.server_kind);
+  if (!EndpointAnswers(url, config.connect_timeout_s)) {
+    throw Error("cannot reach the endpoint " + url +
+                " (is the server running? evalrun mock-server starts a stand-in)");
+  }
+  if (!EndpointReady(url, server.kind, config.connect_timeout_s)) {
+    if (!config.quiet) {
+      log << "evalrun: endpoint " << url << " answers but is not ready (loading?): "
+          << "waiting up to " << Seconds(config.wait_endpoint_s) << std::endl;
+    }
+    const TimePoint t0 = Clock::now();
+    while (!EndpointReady(url, server.kind, config.connect_timeout_s)) {
+      if (stop && stop->load()) return std::nullopt;
+      if (NanosToSeconds(NanosBetween(t0, Clock::now())) >= config.wait_endpoint_s) {
+        throw Error("the endpoint " + url + " did not become ready within " +
+                        Seconds(config.wait_endpoint_s) + " (its " + ReadinessPath(server.kind) +
+                        " is not 2xx)",
+                    ExitCode::kSomeFailed);
+      }
+      std::this_thread::sleep_for(std::chrono::duration<double>(config.probe_interval_s));
+    }
+    server = DetectServer(url, Fetch, config.server_kind);
+  }
+  return server;
 }
 
 }  // namespace
@@ -1096,6 +1335,7 @@ TaskResult RunSingleTask(const Task& task, const SuiteRunConfig& config, const S
   const ChatRequest chat = TaskChat(task, config, model);
   RequestRecord record;
   record.label = task.id + "#spot";
+  record.endpoint = config.endpoint;
   record.max_tokens = chat.max_tokens;
   {
     ChatStreamReader reader(record);
@@ -1148,32 +1388,38 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
   const Suite& suite = loaded.suite;
 
   ResultStore store(config.db);
-  ServerInfo server = DetectServer(config.endpoint, Fetch, config.server_kind);
-  if (!EndpointAnswers(config.endpoint, config.connect_timeout_s)) {
-    throw Error("cannot reach the endpoint " + config.endpoint +
-                " (is the server running? evalrun mock-server starts a stand-in)");
-  }
-  // A server that answers but is not ready (llama.cpp loading its model: 503 on /health and
-  // /v1/models) is waited for, up to --wait-endpoint, and then asked again what it is.
-  if (!EndpointReady(config.endpoint, server.kind, config.connect_timeout_s)) {
-    if (!config.quiet) {
-      log << "evalrun: endpoint " << config.endpoint << " answers but is not ready (loading?): "
-          << "waiting up to " << Seconds(config.wait_endpoint_s) << std::endl;
+  std::vector<RunEndpoint> endpoints;
+  endpoints.push_back({config.endpoint, {}, "", config.concurrency});
+  for (const SuiteRunConfig::MoreEndpoint& more : config.more_endpoints) {
+    for (const RunEndpoint& given : endpoints) {
+      if (given.url == more.url) throw Error("--endpoint " + more.url + " is given twice");
     }
-    const TimePoint t0 = Clock::now();
-    while (!EndpointReady(config.endpoint, server.kind, config.connect_timeout_s)) {
-      if (stop && stop->load()) return static_cast<int>(ExitCode::kInterrupted);
-      if (NanosToSeconds(NanosBetween(t0, Clock::now())) >= config.wait_endpoint_s) {
-        throw Error("the endpoint " + config.endpoint + " did not become ready within " +
-                        Seconds(config.wait_endpoint_s) + " (its " + ReadinessPath(server.kind) +
-                        " is not 2xx)",
-                    ExitCode::kSomeFailed);
-      }
-      std::this_thread::sleep_for(std::chrono::duration<double>(config.probe_interval_s));
-    }
-    server = DetectServer(config.endpoint, Fetch, config.server_kind);
+    if (more.concurrency < 1) throw Error("--concurrency must be at least 1");
+    endpoints.push_back({more.url, {}, "", more.concurrency});
   }
-  const std::string model = config.model.empty() ? server.model : config.model;
+  for (RunEndpoint& endpoint : endpoints) {
+    std::optional<ServerInfo> server = ConnectEndpoint(endpoint.url, config, stop, log);
+    if (!server) return static_cast<int>(ExitCode::kInterrupted);
+    endpoint.server = std::move(*server);
+    endpoint.model = config.model.empty() ? endpoint.server.model : config.model;
+  }
+  // Several endpoints must serve one model (docs/serving.md, "Several endpoints"): a grade must
+  // not depend on where a task happened to go.
+  std::vector<std::string> mixed;
+  for (size_t i = 1; i < endpoints.size(); ++i) {
+    const std::string difference =
+        IdentityDifference(endpoints[0].server, endpoints[i].server, endpoints[0].url);
+    if (difference.empty()) continue;
+    if (!config.allow_mixed_endpoints) {
+      throw Error("--endpoint " + endpoints[i].url + " does not serve what " + endpoints[0].url +
+                  " serves: " + difference +
+                  "; give --allow-mixed-endpoints to run them together anyway (the report then "
+                  "says so)");
+    }
+    mixed.push_back(endpoints[i].url + ": " + difference);
+  }
+  const ServerInfo& server = endpoints[0].server;
+  const std::string& model = endpoints[0].model;
   json settings = SettingsJson(config, suite, model, judge);
   // A shard records the whole selected plan and its split (core/shard.h), so its bundle can be
   // merged with the other shards' and a missing one named task by task.
@@ -1308,6 +1554,19 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
     info.endpoint = config.endpoint;
     info.model = model;
     info.server = ServerInfoToJson(server);
+    if (endpoints.size() > 1) {
+      // Every endpoint as it was at the start, and how they differ when --allow-mixed-endpoints
+      // let them run together (docs/bundle-format.md, run.server).
+      json all = json::array();
+      for (const RunEndpoint& endpoint : endpoints) {
+        all.push_back({{"endpoint", endpoint.url},
+                       {"concurrency", endpoint.concurrency},
+                       {"model", endpoint.model},
+                       {"server", ServerInfoToJson(endpoint.server)}});
+      }
+      info.server["endpoints"] = std::move(all);
+      if (!mixed.empty()) info.server["mixed_endpoints"] = mixed;
+    }
     info.settings = settings;
     info.labels = config.labels;
     if (config.capture_environment) info.environment = CaptureEnvironment();
@@ -1333,7 +1592,11 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
         << (config.shard ? "shard " + ShardText(*config.shard) + ": " + std::to_string(plan.size()) +
                                " of " + std::to_string(selected.size()) + " tasks"
                          : std::to_string(plan.size()) + " tasks")
-        << ", " << todo.size() << " to do, concurrency " << config.concurrency << ", "
+        << ", " << todo.size() << " to do, "
+        << (endpoints.size() > 1 ? std::to_string(endpoints.size()) + " endpoints, concurrency " +
+                                       ConcurrencyList(config)
+                                 : "concurrency " + std::to_string(config.concurrency))
+        << ", "
         << ServerKindName(server.kind) << (model.empty() ? "" : " " + TerminalText(model))
         << std::endl;
   }
@@ -1342,8 +1605,14 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
       config.unsafe_no_sandbox ? MakeUnsafeSandbox() : MakeBubblewrapSandbox();
   Progress progress(config, log, static_cast<int64_t>(plan.size()),
                     static_cast<int64_t>(finished.size()));
-  Scheduler scheduler(config, loaded, store, run_id, todo, server, model, *sandbox, progress,
-                      judge);
+  if (!mixed.empty()) {
+    for (const std::string& difference : mixed) {
+      const std::string message = "mixed endpoints (--allow-mixed-endpoints): " + difference;
+      store.AddEvent(run_id, "server", message);
+      if (!config.quiet) log << "evalrun: " << message << std::endl;
+    }
+  }
+  Scheduler scheduler(config, loaded, store, run_id, todo, endpoints, *sandbox, progress, judge);
   scheduler.Run(stop);
   progress.Finish();
   if (const std::string error = scheduler.store_error(); !error.empty()) {
@@ -1393,35 +1662,69 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
 
   RunData data = store.LoadRun(run_id);
   if (!config.no_speed && data.speed.is_null()) {
-    if (!config.quiet) log << "evalrun: tasks done; running the speed protocol (quick)" << std::endl;
-    SpeedConfig speed;
-    speed.endpoint = config.endpoint;
-    speed.model = model;
-    speed.preset = "quick";
-    speed.server_kind = server.kind;
-    speed.labels = config.labels;
-    speed.capture_environment = false;
-    if (config.thinking) speed.thinking = *config.thinking;
+    // The speed protocol measures each endpoint alone, one after the other (docs/serving.md):
+    // the first measured endpoint's result is the run's speed, the others' go under its
+    // "other_endpoints", each naming its endpoint.
+    const bool several = endpoints.size() > 1;
+    if (!config.quiet) {
+      log << "evalrun: tasks done; running the speed protocol (quick)"
+          << (several ? " on each of the " + std::to_string(endpoints.size()) +
+                            " endpoints, one at a time"
+                      : std::string())
+          << std::endl;
+    }
     const auto speed_log = [&](const std::string& line) {
       if (!config.quiet) log << "  " << line << std::endl;
     };
-    try {
-      SpeedResult result = RunSpeed(speed, speed_log, stop);
-      result.environment = data.info.environment;
-      if (stop && stop->load()) {
-        store.SetStatus(run_id, kRunInterrupted);
-        store.AddEvent(run_id, "interrupt", "Ctrl-C during the speed protocol");
-        log << "evalrun: interrupted during the speed protocol; the tasks are saved; resume "
-               "with:\n  "
-            << ResumeCommand(config, run_id) << std::endl;
-        return static_cast<int>(ExitCode::kInterrupted);
+    json measured = json::array();
+    for (size_t index = 0; index < endpoints.size(); ++index) {
+      const RunEndpoint& endpoint = endpoints[index];
+      const std::string on = several ? " on " + endpoint.url : std::string();
+      if (scheduler.gone(index)) {
+        const std::string message = "speed protocol failed" + on +
+                                    ": the endpoint went away during the run and did not "
+                                    "come back";
+        store.AddEvent(run_id, "speed", message);
+        log << "evalrun: " << message << std::endl;
+        continue;
       }
-      store.SaveSpeed(run_id, SpeedResultToJson(result));
-      store.AddEvent(run_id, "speed", "speed protocol (quick): " +
-                                          std::to_string(result.tests.size()) + " tests");
-    } catch (const Error& e) {
-      store.AddEvent(run_id, "speed", std::string("speed protocol failed: ") + e.what());
-      log << "evalrun: speed protocol failed: " << e.what() << std::endl;
+      if (several && !config.quiet) log << "evalrun: speed protocol" << on << std::endl;
+      SpeedConfig speed;
+      speed.endpoint = endpoint.url;
+      speed.model = endpoint.model;
+      speed.preset = "quick";
+      speed.server_kind = endpoint.server.kind;
+      speed.labels = config.labels;
+      speed.capture_environment = false;
+      if (config.thinking) speed.thinking = *config.thinking;
+      try {
+        SpeedResult result = RunSpeed(speed, speed_log, stop);
+        result.environment = data.info.environment;
+        if (stop && stop->load()) {
+          store.SetStatus(run_id, kRunInterrupted);
+          store.AddEvent(run_id, "interrupt", "Ctrl-C during the speed protocol");
+          log << "evalrun: interrupted during the speed protocol; the tasks are saved; resume "
+                 "with:\n  "
+              << ResumeCommand(config, run_id) << std::endl;
+          return static_cast<int>(ExitCode::kInterrupted);
+        }
+        measured.push_back(SpeedResultToJson(result));
+        store.AddEvent(run_id, "speed", "speed protocol (quick)" + on + ": " +
+                                            std::to_string(result.tests.size()) + " tests");
+      } catch (const Error& e) {
+        store.AddEvent(run_id, "speed", "speed protocol failed" + on + ": " + e.what());
+        log << "evalrun: speed protocol failed" << on << ": " << e.what() << std::endl;
+      }
+    }
+    if (!measured.empty()) {
+      json speed = std::move(measured[0]);
+      if (measured.size() > 1) {
+        speed["other_endpoints"] = json::array();
+        for (size_t i = 1; i < measured.size(); ++i) {
+          speed["other_endpoints"].push_back(std::move(measured[i]));
+        }
+      }
+      store.SaveSpeed(run_id, speed);
     }
   }
   store.SetStatus(run_id, kRunFinished);

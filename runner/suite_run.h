@@ -1,8 +1,9 @@
 #pragma once
 // `evalrun suite`: the overnight capability-plus-speed run (DESIGN.md section 3). Selects the
 // tasks, opens or resumes a run in the results store, runs every task at a fixed concurrency
-// while recording each request, grades, commits one transaction per task, pauses while the
-// endpoint is away, runs the quick speed protocol after the tasks, and writes the report.
+// (per endpoint, over one or several endpoints of one model) while recording each request,
+// grades, commits one transaction per task, pauses while an endpoint is away, runs the quick
+// speed protocol after the tasks (on each endpoint), and writes the report.
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -26,9 +27,20 @@ struct SuiteRunConfig {
   std::string suite_spec;                // SUITE as given
   ResolveOptions resolve;                // --suite-repo
   std::vector<std::string> repo_mirrors; // --repo-mirror URL=PATH (tasks/git_source.h)
-  std::string endpoint;                  // base URL, normalised
+  std::string endpoint;                  // base URL, normalised (the first, with several)
   std::string model;                     // "" -> the server's first model
-  int concurrency = 1;                   // tasks in flight at once
+  int concurrency = 1;                   // tasks in flight at once (at `endpoint`)
+  // Further endpoints serving the same model (--endpoint repeated; docs/serving.md, "Several
+  // endpoints"), in the order given after `endpoint`, each with its own concurrency. Empty: one
+  // endpoint, the run as it always was.
+  struct MoreEndpoint {
+    std::string url;                     // base URL, normalised
+    int concurrency = 1;
+  };
+  std::vector<MoreEndpoint> more_endpoints;
+  // Run endpoints whose servers differ (model, build, context, weights) together anyway; the
+  // differences are recorded with the run and stated in its report.
+  bool allow_mixed_endpoints = false;
   int64_t max_tokens = -1;               // for tasks that set none; -1: none sent
   std::optional<Thinking> thinking;      // overrides the tasks' own setting when given
   std::vector<std::string> filters;      // "dimension=X", "id=GLOB", "difficulty=X", "tag=X"

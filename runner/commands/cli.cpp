@@ -311,6 +311,8 @@ int RunSpeedCommand(const CLI::App& sub, SpeedOptions& o) {
 
 struct SuiteOptions {
   SuiteRunConfig config;
+  std::vector<std::string> endpoints;  // --endpoint, repeatable
+  std::string concurrency;             // --concurrency N or N,N,... (one per endpoint)
   std::string thinking;
   std::string tool_format;
   std::string server;
@@ -352,6 +354,28 @@ double ParseWaitEndpoint(const std::string& text) {
   return value * scale;
 }
 
+std::vector<int> ParseSuiteConcurrency(const std::string& text, size_t endpoints) {
+  if (text.empty()) return std::vector<int>(endpoints, 1);
+  std::vector<int> values;
+  size_t begin = 0;
+  while (true) {
+    const size_t comma = std::min(text.find(',', begin), text.size());
+    const int64_t value = ParseIntegerOption("--concurrency", text.substr(begin, comma - begin));
+    RequireRange("--concurrency", value, 1, 4096);
+    values.push_back(static_cast<int>(value));
+    if (comma == text.size()) break;
+    begin = comma + 1;
+  }
+  if (values.size() == 1) return std::vector<int>(endpoints, values[0]);
+  if (values.size() != endpoints) {
+    throw Error("--concurrency '" + text + "': " + std::to_string(values.size()) +
+                " values for " + std::to_string(endpoints) + " endpoint" +
+                (endpoints == 1 ? "" : "s") +
+                " (give one value for every endpoint, or one per --endpoint in order)");
+  }
+  return values;
+}
+
 namespace {
 
 void AddSuite(CLI::App& app, SuiteOptions& o) {
@@ -359,12 +383,18 @@ void AddSuite(CLI::App& app, SuiteOptions& o) {
       "suite", "run a task suite against an endpoint: grades, speed per request, one report");
   s->allow_extras();
   s->add_option("SUITE", o.config.suite_spec, "NAME@REV, PATH@REV or PATH")->required();
-  s->add_option("--endpoint", o.config.endpoint,
-                "server base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is fine)")
+  s->add_option("--endpoint", o.endpoints,
+                "server base URL, e.g. http://127.0.0.1:8080 (a trailing /v1 is fine); "
+                "repeatable: several servers of one model share the tasks (docs/serving.md)")
       ->required();
   s->add_option("--model", o.config.model, "model name to send (default: the server's first)");
-  s->add_option("--concurrency", o.config.concurrency,
-                "tasks in flight at once (default 1: clean per-request speed)");
+  s->add_option("--concurrency", o.concurrency,
+                "tasks in flight at once per endpoint (default 1: clean per-request speed); "
+                "N,N,...: one value per --endpoint, in order")
+      ->type_name("N[,N...]");
+  s->add_flag("--allow-mixed-endpoints", o.config.allow_mixed_endpoints,
+              "run endpoints whose servers differ (model, build, context, weights) together; "
+              "the report says so");
   s->add_option("--max-tokens", o.config.max_tokens, "max_tokens for tasks that set none");
   s->add_option("--thinking", o.thinking,
                 "on | off | auto: override the tasks' own setting (default: each task's)");
@@ -422,10 +452,18 @@ void AddSuite(CLI::App& app, SuiteOptions& o) {
 int RunSuiteCommand(const CLI::App& sub, SuiteOptions& o) {
   RejectExtras(sub);
   SuiteRunConfig& c = o.config;
-  c.endpoint = NormalizeEndpoint(c.endpoint);
-  if (c.endpoint.rfind("http://", 0) != 0 && c.endpoint.rfind("https://", 0) != 0) {
-    throw Error("--endpoint '" + c.endpoint + "': expected a URL such as http://127.0.0.1:8080");
+  std::vector<std::string> urls;
+  for (const std::string& given : o.endpoints) {
+    std::string url = NormalizeEndpoint(given);
+    if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+      throw Error("--endpoint '" + url + "': expected a URL such as http://127.0.0.1:8080");
+    }
+    urls.push_back(std::move(url));
   }
+  const std::vector<int> concurrency = ParseSuiteConcurrency(o.concurrency, urls.size());
+  c.endpoint = urls.at(0);
+  c.concurrency = concurrency[0];
+  for (size_t i = 1; i < urls.size(); ++i) c.more_endpoints.push_back({urls[i], concurrency[i]});
   if (!o.thinking.empty()) {
     const auto thinking = ParseThinking(o.thinking);
     if (!thinking) throw Error("--thinking '" + o.thinking + "': expected on, off or auto");
@@ -461,7 +499,6 @@ int RunSuiteCommand(const CLI::App& sub, SuiteOptions& o) {
       RequireRange("--quick", *c.quick, 1, 1000000);
     }
   }
-  if (sub.count("--concurrency") > 0) RequireRange("--concurrency", int64_t{c.concurrency}, 1, 4096);
   if (sub.count("--max-tokens") > 0) RequireRange("--max-tokens", c.max_tokens, 1, limits::kMaxTokens);
   if (sub.count("--limit") > 0) RequireRange("--limit", c.limit, 1, int64_t{1} << 40);
   if (sub.count("--idle-timeout") > 0) RequireTimeout("--idle-timeout", c.idle_timeout_s);

@@ -19,4 +19,11 @@ std::string NormalizeEndpoint(std::string url);
 // or a time with a unit (90s, 45m, 2h)") otherwise, and for a negative time.
 double ParseWaitEndpoint(const std::string& text);
 
+// `evalrun suite --concurrency`'s value for `endpoints` endpoints: "" is 1 for each, one number
+// is that for each, "2,1,1" one per --endpoint in order. Throws Error for a value that is not a
+// whole number in 1..4096 ("--concurrency 0: out of range (expected 1..4096)") and for another
+// count ("--concurrency '2,1': 2 values for 3 endpoints (give one value for every endpoint, or
+// one per --endpoint in order)").
+std::vector<int> ParseSuiteConcurrency(const std::string& text, size_t endpoints);
+
 }  // namespace evalrun

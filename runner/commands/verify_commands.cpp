@@ -596,9 +596,18 @@ VerifyCheck CheckFigures(const Bundle& bundle) {
 }
 
 // Each speed test's metrics, errors and error messages under `speed` (a speed protocol result),
-// recomputed from its records; differences are named under `prefix`.
+// recomputed from its records; differences are named under `prefix`. A run over several
+// endpoints keeps the other endpoints' results in speed.other_endpoints: each is checked too.
 void CheckSpeedFigures(const json& speed, const std::string& prefix,
                        std::vector<std::string>& diffs, size_t& speed_tests) {
+  if (speed.is_object() && speed.contains("other_endpoints") &&
+      speed["other_endpoints"].is_array()) {
+    const json& others = speed["other_endpoints"];
+    for (size_t i = 0; i < others.size(); ++i) {
+      CheckSpeedFigures(others[i], prefix + ".other_endpoints[" + std::to_string(i) + "]", diffs,
+                        speed_tests);
+    }
+  }
   if (speed.is_object() && speed.contains("tests") && speed["tests"].is_array()) {
     int64_t errors = 0;
     const json& tests = speed["tests"];

@@ -196,10 +196,12 @@ TEST_CASE("store: a version-1 database is upgraded in place, its results kept",
     store.CreateRun(SampleRun("r-old"), {PlannedTask{"t1", std::string(64, 'a')}});
     store.CommitTask("r-old", SampleResult("t1"));
   }
-  // Make it what evalrun wrote before agent tasks: no transcript column, version 1.
+  // Make it what evalrun wrote before agent tasks: no transcript column (nor requests.endpoint,
+  // which came later), version 1.
   sqlite3* raw = nullptr;
   REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
   REQUIRE(sqlite3_exec(raw, "ALTER TABLE task_results DROP COLUMN transcript; "
+                            "ALTER TABLE requests DROP COLUMN endpoint; "
                             "PRAGMA user_version = 1",
                        nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(raw);
@@ -214,6 +216,34 @@ TEST_CASE("store: a version-1 database is upgraded in place, its results kept",
   store.CreateRun(SampleRun("r-new"), {PlannedTask{"t2", std::string(64, 'a')}});
   store.CommitTask("r-new", agent);
   CHECK(store.LoadRun("r-new").tasks[0].transcript == agent.transcript);
+}
+
+TEST_CASE("store: a version-2 database gains requests.endpoint in place, old rows read as the "
+          "run's endpoint, new rows keep theirs",
+          "[results][store]") {
+  TempDir dir;
+  const std::string db = dir.File("v2.db");
+  {
+    ResultStore store(db);
+    store.CreateRun(SampleRun("r-old"), {PlannedTask{"t1", std::string(64, 'a')},
+                                         PlannedTask{"t2", std::string(64, 'a')}});
+    store.CommitTask("r-old", SampleResult("t1"));
+  }
+  // Make it what evalrun wrote before runs over several endpoints: no endpoint column.
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw, "ALTER TABLE requests DROP COLUMN endpoint; PRAGMA user_version = 2",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+
+  ResultStore store(db);
+  TaskResult moved = SampleResult("t2");
+  moved.requests[0].endpoint = "http://127.0.0.1:10";
+  store.CommitTask("r-old", moved);
+  const auto data = store.LoadRun("r-old");
+  REQUIRE(data.tasks.size() == 2);
+  CHECK(data.tasks[0].requests[0].endpoint == "http://127.0.0.1:9");
+  CHECK(data.tasks[1].requests[0].endpoint == "http://127.0.0.1:10");
 }
 
 TEST_CASE("store: WAL mode and the schema version, and refusals of other databases",
@@ -232,11 +262,11 @@ TEST_CASE("store: WAL mode and the schema version, and refusals of other databas
     return value;
   };
   CHECK(scalar("PRAGMA journal_mode") == "wal");
-  CHECK(scalar("PRAGMA user_version") == "2");
+  CHECK(scalar("PRAGMA user_version") == "3");
   REQUIRE(sqlite3_exec(raw, "PRAGMA user_version = 7", nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(raw);
   CHECK(ErrorOf([&] { ResultStore store(db); }) ==
-        db + ": results database schema version 7, this evalrun reads version 2");
+        db + ": results database schema version 7, this evalrun reads version 3");
 
   const std::string other = dir.File("other.db");
   REQUIRE(sqlite3_open(other.c_str(), &raw) == SQLITE_OK);
