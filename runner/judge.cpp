@@ -41,6 +41,28 @@ RequestRecord Send(const JudgeEndpoint& judge, const json& body) {
   return record;
 }
 
+// One request sent to the judge, as an attempt of the record.
+json SendJudgeRequest(const JudgeEndpoint& judge, const json& request) {
+  json sent = request;
+  sent["model"] = judge.model;
+  const TimePoint t0 = Clock::now();
+  RequestRecord record = Send(judge, JudgeBody(sent, true));
+  if (record.http_status == 400 && record.error_message.find("stream_options") != std::string::npos) {
+    // zx-bench sends the same request again without stream_options when a server refuses them.
+    record = Send(judge, JudgeBody(sent, false));
+  }
+  json attempt = {{"request", sent},
+                  {"outcome", OutcomeName(record.outcome)},
+                  {"error", record.error_message},
+                  {"http_status", record.http_status},
+                  {"content", record.content},
+                  {"finish_reason", record.finish_reason},
+                  {"latency_ms", NanosToMs(NanosBetween(t0, Clock::now()))},
+                  {"usage", record.usage.raw}};
+  if (!record.reasoning.empty()) attempt["reasoning"] = record.reasoning;
+  return attempt;
+}
+
 }  // namespace
 
 JudgeEndpoint ConnectJudge(const std::string& url, const std::string& model) {
@@ -67,39 +89,25 @@ JudgeEndpoint ConnectJudge(const std::string& url, const std::string& model) {
   return judge;
 }
 
-json SendJudgeRequest(const JudgeEndpoint& judge, const json& request) {
-  json sent = request;
-  sent["model"] = judge.model;
-  const TimePoint t0 = Clock::now();
-  RequestRecord record = Send(judge, JudgeBody(sent, true));
-  if (record.http_status == 400 && record.error_message.find("stream_options") != std::string::npos) {
-    // zx-bench sends the same request again without stream_options when a server refuses them.
-    record = Send(judge, JudgeBody(sent, false));
-  }
-  json attempt = {{"request", sent},
-                  {"outcome", OutcomeName(record.outcome)},
-                  {"error", record.error_message},
-                  {"http_status", record.http_status},
-                  {"content", record.content},
-                  {"finish_reason", record.finish_reason},
-                  {"latency_ms", NanosToMs(NanosBetween(t0, Clock::now()))},
-                  {"usage", record.usage.raw}};
-  if (!record.reasoning.empty()) attempt["reasoning"] = record.reasoning;
-  return attempt;
-}
-
 json AskJudge(const JudgeEndpoint& judge, const Grader& grader, const Task& task,
-              const Answer& answer, const CandidateInfo& candidate) {
+              const Answer& answer, const CandidateInfo& candidate, const json* replay) {
   json attempts = json::array();
   for (int attempt = 0;; ++attempt) {
-    const std::optional<JudgeQuestion> question =
-        grader.JudgeQuestionFor(task, answer, candidate, attempt);
-    if (!question) break;
-    const json request = {{"model", judge.model},
-                          {"messages", json::array({{{"role", "system"}, {"content", question->system}},
-                                                    {{"role", "user"}, {"content", question->user}}})},
-                          {"max_tokens", question->max_tokens},
-                          {"temperature", question->temperature}};
+    const size_t k = static_cast<size_t>(attempt);
+    json request;
+    if (replay != nullptr && replay->is_array() && k < replay->size() &&
+        (*replay)[k].contains("request")) {
+      request = (*replay)[k]["request"];
+    } else {
+      const std::optional<JudgeQuestion> question =
+          grader.JudgeQuestionFor(task, answer, candidate, attempt);
+      if (!question) break;
+      request = {{"messages",
+                  json::array({{{"role", "system"}, {"content", question->system}},
+                               {{"role", "user"}, {"content", question->user}}})},
+                 {"max_tokens", question->max_tokens},
+                 {"temperature", question->temperature}};
+    }
     json sent = SendJudgeRequest(judge, request);
     const bool ok = sent["outcome"] == "ok";
     const std::string problem =

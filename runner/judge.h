@@ -28,13 +28,13 @@ struct JudgeEndpoint {
 JudgeEndpoint ConnectJudge(const std::string& url, const std::string& model);
 
 // The judge's exchange about `answer` to `task` (the record's shape is in
-// graders/framework/grader.h); null when the grader asks no question for this answer.
+// graders/framework/grader.h); null when the grader asks no question for this answer. With
+// `replay` (a recorded record's "attempts", `evalrun verify --rejudge`), attempt k sends the
+// recorded attempt k's request again, with the judge's model in place of the recorded one; an
+// attempt beyond those recorded is the grader's question, as in a run.
 nlohmann::json AskJudge(const JudgeEndpoint& judge, const Grader& grader, const Task& task,
-                        const Answer& answer, const CandidateInfo& candidate);
-
-// One recorded request (an attempt's "request" member) sent again to `judge`, with the judge's
-// model in place of the recorded one: the new attempt (`evalrun verify --rejudge`).
-nlohmann::json SendJudgeRequest(const JudgeEndpoint& judge, const nlohmann::json& request);
+                        const Answer& answer, const CandidateInfo& candidate,
+                        const nlohmann::json* replay = nullptr);
 
 // The judge as recorded in the run's settings: {"endpoint": URL, "model": id}.
 nlohmann::json JudgeSettings(const JudgeEndpoint& judge);

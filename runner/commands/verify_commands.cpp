@@ -910,32 +910,8 @@ VerifyCheck CheckRejudge(const Bundle& bundle, const std::map<std::string, const
     const RequestRecord& last = t.requests.back();
     const CandidateInfo candidate{last.finish_reason, last.usage.completion_tokens,
                                   last.max_tokens};
-    const json& recorded = t.transcript["judge"]["attempts"];
-    json attempts = json::array();
-    for (int i = 0;; ++i) {
-      json request;
-      if (recorded.is_array() && static_cast<size_t>(i) < recorded.size() &&
-          recorded[static_cast<size_t>(i)].contains("request")) {
-        request = recorded[static_cast<size_t>(i)]["request"];
-      } else {
-        const std::optional<JudgeQuestion> q = grader->JudgeQuestionFor(task, answer, candidate, i);
-        if (!q) break;
-        request = {{"messages", json::array({{{"role", "system"}, {"content", q->system}},
-                                             {{"role", "user"}, {"content", q->user}}})},
-                   {"max_tokens", q->max_tokens},
-                   {"temperature", q->temperature}};
-      }
-      json sent = SendJudgeRequest(judge, request);
-      const bool ok = sent["outcome"] == "ok";
-      const std::string problem =
-          ok ? grader->JudgeReplyProblem(GraderSpec(task), sent["content"].get<std::string>(),
-                                         sent["finish_reason"].get<std::string>())
-             : std::string();
-      attempts.push_back(std::move(sent));
-      if (!ok || problem.empty()) break;
-    }
-    const json record = {{"endpoint", judge.endpoint}, {"model", judge.model},
-                         {"attempts", attempts}};
+    const json record = AskJudge(judge, *grader, task, answer, candidate,
+                                 &t.transcript["judge"]["attempts"]);
     GradeContext context;
     context.judge = &record;
     const Grade now = GradeOutput(task, output, context);
