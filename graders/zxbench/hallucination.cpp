@@ -263,9 +263,6 @@ std::string RewritePowersOfTen(std::string_view s) {
       }
       // No match starting at this digit: the regex tries the next position (a later digit of
       // the same number can still start a match, as in JavaScript).
-      out += s[i];
-      ++i;
-      continue;
     }
     out += s[i];
     ++i;
@@ -276,18 +273,17 @@ std::string RewritePowersOfTen(std::string_view s) {
 OfflineVerdict CheckQuantity(const json& offline, const std::string& reply_text) {
   std::string text = reply_text;
   // ^(?:约为|大约为|大约|约|大概|approximately|about)\s* (i): the first alternative that matches.
-  const auto strip_prefix = [&text] {
-    for (std::string_view prefix : {"约为", "大约为", "大约", "约", "大概"}) {
-      if (StartsWith(text, 0, prefix)) return text.erase(0, SkipJsSpaces(text, prefix.size()));
+  size_t prefix_end = 0;
+  for (std::string_view prefix : {"约为", "大约为", "大约", "约", "大概"}) {
+    if (StartsWith(text, 0, prefix)) {
+      prefix_end = prefix.size();
+      break;
     }
-    for (std::string_view prefix : {"approximately", "about"}) {
-      if (StartsWithNoCase(text, 0, prefix)) {
-        return text.erase(0, SkipJsSpaces(text, prefix.size()));
-      }
-    }
-    return text;
-  };
-  strip_prefix();
+  }
+  for (std::string_view prefix : {"approximately", "about"}) {
+    if (prefix_end == 0 && StartsWithNoCase(text, 0, prefix)) prefix_end = prefix.size();
+  }
+  if (prefix_end > 0) text.erase(0, SkipJsSpaces(text, prefix_end));
   ReplaceAll(text, "三十万", "300000");
   ReplaceAll(text, "三百六十五点二五", "365.25");
   ReplaceAll(text, "三百六十五", "365");
