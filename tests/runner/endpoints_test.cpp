@@ -346,11 +346,21 @@ TEST_CASE("endpoints: one endpoint gone mid-run, the others finish its tasks, ev
     REQUIRE(!t.requests.empty());
     graded_at_b += t.requests.back().endpoint == b.base_url();
     if (t.requests.size() > 1) {
-      // The attempt at the endpoint that went away is kept, before the one that answered.
+      // The attempts at the endpoint that went away are kept, before the one that answered.
+      // B closes the connection that carried its 4th request and then refuses new ones. On a
+      // reused keep-alive connection curl retries on a new one and is refused (connect_failed);
+      // on a fresh one the request is dropped with nothing received (a CI run saw that), retried
+      // as a transient failure, and then refused.
       ++moved;
-      CHECK(t.requests[0].endpoint == b.base_url());
-      CHECK(t.requests[0].outcome == evalrun::RequestOutcome::kConnectFailed);
-      CHECK(t.attempts == 1);
+      const auto& first = t.requests.front();
+      CHECK(first.endpoint == b.base_url());
+      CHECK((first.outcome == evalrun::RequestOutcome::kConnectFailed ||
+             first.outcome == evalrun::RequestOutcome::kDropped));
+      CHECK(t.requests[t.requests.size() - 2].endpoint == b.base_url());
+      CHECK(t.requests[t.requests.size() - 2].outcome ==
+            evalrun::RequestOutcome::kConnectFailed);
+      CHECK(t.requests.size() <= 3);
+      CHECK(t.attempts == static_cast<int>(t.requests.size()) - 1);
     }
   }
   CHECK(ids.size() == 30);
