@@ -44,6 +44,7 @@ std::string ProgramVersion(const Sandbox& sandbox, const std::string& program) {
   } else {
     SandboxRun run;
     run.argv = program == "busybox" ? std::vector<std::string>{"busybox"}
+               : program == "go"    ? std::vector<std::string>{"go", "version"}
                                     : std::vector<std::string>{program, "--version"};
     run.limits.wall_seconds = 10;
     run.limits.memory_bytes = 4L << 30;  // node reserves address space up front
@@ -62,14 +63,25 @@ ImageStandIn StandInFor(const std::string& image) {
   using Kind = ImageStandIn::Kind;
   const std::pair<std::string, std::string> busybox = {"busybox", "busybox"};
   if (image == "python:3.12-alpine") {
-    return {Kind::kAlpine, image, {busybox, {"python3", "python3"}}, {"python3"}};
+    return {Kind::kAlpine, image, {busybox, {"python3", "python3"}}, {"python3"}, {}};
   }
   // node:22-alpine (zx-bench's shell loop, CLI-CN-031): the host's node too, whatever its
   // version (Debian 12 has 18, Debian 13 20); the entry's setup only writes files with it.
   if (image == "node:20-alpine" || image == "node:22-alpine") {
-    return {Kind::kAlpine, image, {busybox, {"node", "nodejs"}}, {"node"}};
+    return {Kind::kAlpine, image, {busybox, {"node", "nodejs"}}, {"node"}, {}};
   }
-  if (image == "bash:5") return {Kind::kAlpine, image, {busybox, {"bash", "bash"}}, {"bash"}};
+  if (image == "bash:5") return {Kind::kAlpine, image, {busybox, {"bash", "bash"}}, {"bash"}, {}};
+  // The image sets GOTOOLCHAIN=local and GOPATH=/go (world-writable there; /tmp/go here). It
+  // has no C compiler, so Go 1.22 builds without cgo, which Debian 12's Go 1.19 must be told.
+  // GOPROXY=off: the container has no network either, and this says so at once.
+  if (image == "golang:1.22-alpine") {
+    return {Kind::kAlpine,
+            image,
+            {busybox, {"go", "golang-go"}},
+            {"go"},
+            {"GOTOOLCHAIN=local", "CGO_ENABLED=0", "GOPATH=/tmp/go", "GOPROXY=off",
+             "GOTELEMETRY=off"}};
+  }
   if (image == "gcc:13") {
     return {Kind::kDebian,
             image,
@@ -80,9 +92,10 @@ ImageStandIn StandInFor(const std::string& image) {
              {"gcc", "gcc"},
              {"g++", "g++"},
              {"make", "make"}},
+            {},
             {}};
   }
-  return {Kind::kNone, image, {}, {}};
+  return {Kind::kNone, image, {}, {}, {}};
 }
 
 std::string StandInUnavailable(const ImageStandIn& stand_in) {
@@ -101,6 +114,7 @@ std::string StandInUnavailable(const ImageStandIn& stand_in) {
 std::vector<std::string> StandInShell(const ImageStandIn& stand_in, const std::string& command,
                                       const std::vector<std::string>& env) {
   std::vector<std::string> argv = {"env"};
+  argv.insert(argv.end(), stand_in.env.begin(), stand_in.env.end());
   argv.insert(argv.end(), env.begin(), env.end());
   if (stand_in.kind == ImageStandIn::Kind::kAlpine) {
     argv.insert(argv.end(), {"busybox", "sh", "-c", kAlpinePrelude, "sh", command});

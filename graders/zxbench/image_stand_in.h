@@ -6,6 +6,10 @@
 //     and applets alone on PATH (Debian's busybox), the image's own runtime from the host
 //     (python3, node, bash), and the few coreutils Alpine's BusyBox has and Debian's build
 //     lacks; nothing else.
+//   golang:1.22-alpine: BusyBox and the host's go (Debian 12 has 1.19, Debian 13 1.24), with the
+//     image's Go settings (GOTOOLCHAIN=local, and CGO_ENABLED=0 as Go 1.22 chooses without a C
+//     compiler); the build cache is the image's default under HOME, so each run starts cold as
+//     each container does.
 //   gcc:13 (Debian bookworm's userland): the host's own PATH: dash as sh, bash, coreutils, git,
 //     python3, gcc, g++, make.
 // Thread-safe.
@@ -27,8 +31,10 @@ struct ImageStandIn {
   std::string image;
   // What must be installed, each with the Debian package that has it.
   std::vector<std::pair<std::string, std::string>> programs;
-  // The image's own runtime, linked onto the Alpine PATH (python3, node, bash).
+  // The image's own runtime, linked onto the Alpine PATH (python3, node, bash, go).
   std::vector<std::string> runtimes;
+  // The image's own environment ("NAME=value"), set before the command.
+  std::vector<std::string> env;
 };
 
 // The stand-in for `image`; kind kNone for an image evalrun has none for.

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -428,8 +429,11 @@ TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
     std::ofstream(target, std::ios::binary) << content;
     chmod(target.c_str(), content.rfind("#!", 0) == 0 ? 0755 : 0644);
   }
-  const bool node = std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), "node") !=
-                    stand_in.runtimes.end();
+  const auto has = [&](const char* runtime) {
+    return std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), runtime) !=
+           stand_in.runtimes.end();
+  };
+  const bool node = has("node");
   std::vector<std::string> env = {"HOME=/tmp", "MAVEN_CONFIG=/tmp/.m2"};
   // The container's 512 MB: V8 reserves address space up front, so its heap is capped instead.
   if (node) env.push_back("NODE_OPTIONS=--max-old-space-size=512");
@@ -439,7 +443,9 @@ TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
   request.argv = zx::StandInShell(stand_in, script, env);
   request.limits.wall_seconds = kTestSeconds;
   request.limits.cpu_seconds = kTestSeconds;
-  request.limits.memory_bytes = node ? 4L << 30 : 1L << 30;
+  // Address space, not the container's 512 MB of memory: V8 and Go reserve far more than they
+  // use (the go command and the programs it builds get 8 GiB, as in code_repair's Go).
+  request.limits.memory_bytes = has("go") ? 8L << 30 : node ? 4L << 30 : 1L << 30;
   request.limits.max_processes = 256;
   request.limits.max_file_bytes = 256L << 20;
   request.limits.max_output_bytes = kOutputBytes + 1;
@@ -447,6 +453,37 @@ TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
   run.output_limit_exceeded =
       run.result.stdout_text.size() > kOutputBytes || run.result.stderr_text.size() > kOutputBytes;
   return run;
+}
+
+// A build that failed on a host Go older than the module asks for: Go then adds "note: module
+// requires Go 1.22" to its errors. The image's Go would have built what the host's cannot (range
+// over an int, min and max, the slices package...), so the failure is the stand-in's, not the
+// model's: the entry is an environment error, as zx-bench isolates its harness failures.
+// Go itself cannot tell that gap from the model's own errors (Go 1.19 adds the note to every
+// failed build of such a module), so no failed build is scored there. A module asking for more
+// than the image's Go fails in zx-bench too: that stays the model's failure.
+std::optional<std::string> OlderGo(const TestRun& t, const std::string& text,
+                                   const std::string& image, const json& stand_in) {
+  static constexpr std::string_view kNote = "note: module requires Go ";
+  const size_t at = text.find(kNote);
+  if (t.passed() || at == std::string::npos) return std::nullopt;
+  const size_t from = at + kNote.size();
+  const std::string wanted = text.substr(from, text.find_first_of("\r\n", from) - from);
+  // "1.22" and "golang:1.22-alpine" -> 22
+  const auto minor = [](const std::string& s, size_t start) {
+    const size_t dot = s.find("1.", start);
+    return dot == std::string::npos ? 0 : std::atoi(s.c_str() + dot + 2);
+  };
+  if (minor(wanted, 0) > minor(image, image.find(':'))) return std::nullopt;
+  // "go version go1.19.8 linux/amd64" -> "go1.19.8"
+  const json& go = Member(Member(stand_in, "programs"), "go");
+  std::string host = go.is_string() ? go.get<std::string>() : "";
+  if (host.rfind("go version ", 0) == 0) host = host.substr(11, host.find(' ', 11) - 11);
+  return "the host's Go" + (host.empty() ? "" : " (" + host + ")") +
+         " is older than the module's Go " + wanted +
+         " and a build failed on it (\"note: module requires Go " + wanted +
+         "\"): the image's Go would have built it, so the entry is not scored; install Go " +
+         wanted + " or later as `go` (Debian 13's golang-go)";
 }
 
 json TestEvidence(const TestRun& t) {
@@ -593,19 +630,18 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
         ++ran;
         passed += r.passed() ? 1 : 0;
         runs.push_back(TestEvidence(r));
-        if (auto why = EnvironmentError(r.result.stdout_text + "\n" + r.result.stderr_text)) {
-          env_error = *why;
+        const std::string text = r.result.stdout_text + "\n" + r.result.stderr_text;
+        if (auto why = EnvironmentError(text)) {
+          env_error = "the test environment failed (" + *why +
+                      "): zx-bench isolates such entries as not the model's fault";
           break;
         }
+        if ((env_error = OlderGo(r, text, image, evidence["stand_in"]))) break;
       }
     }
     evidence["hidden_tests"] = runs;
     if (env_error) {
-      return zx::StatusGrade(GradeStatus::kEnvError,
-                             "the test environment failed (" + *env_error +
-                                 "): zx-bench isolates such "
-                                 "entries as not the model's fault",
-                             std::move(evidence));
+      return zx::StatusGrade(GradeStatus::kEnvError, *env_error, std::move(evidence));
     }
     axes["test_pass"] = ran > 0 ? JsRound(100.0 * passed / ran) : 0;
 

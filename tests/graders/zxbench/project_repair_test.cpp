@@ -212,12 +212,13 @@ TEST_CASE("zx project_repair: what cannot run here is skipped at load, naming wh
   const std::string here = ProjectRepair().Unrunnable(entry);
   CHECK((here.empty() || here.find("is not installed") != std::string::npos));
   SECTION("an image without a stand-in") {
-    entry["language"] = "go";
-    CHECK(ProjectRepair().Unrunnable(entry) ==
-          "needs the Docker image golang:1.22-alpine: evalrun has no stand-in for it");
-    entry["requirements"]["image"] = "rust:1-alpine";
+    entry["language"] = "rust";
     CHECK(ProjectRepair().Unrunnable(entry) ==
           "needs the Docker image rust:1-alpine: evalrun has no stand-in for it");
+    entry["requirements"]["image"] = "maven:3.9-eclipse-temurin-17-alpine";
+    CHECK(ProjectRepair().Unrunnable(entry) ==
+          "needs the Docker image maven:3.9-eclipse-temurin-17-alpine: evalrun has no stand-in "
+          "for it");
   }
   SECTION("the network") {
     entry["requirements"]["executionPolicy"] = {{"network", "required"}};
@@ -244,12 +245,10 @@ TEST_CASE("zx project_repair: what cannot run here is skipped at load, naming wh
 }
 
 // Three more real bank entries (tests/fixtures/zx-bench/project_repair_real.json, copied from the
-// bank at 0dafc912 with their scenarioHash checked): neither kind runs here yet, and the skip says
-// why. The two C# projects restore NuGet packages first (executionPolicy.network: required,
-// dependencyPreflight `dotnet restore`); the Go one runs `go test ./tests/hidden -run ...` in
-// golang:1.22-alpine, for which evalrun has no stand-in (a `go test` builds and runs the model's
-// code in one command, so Go's shared build cache would be open to it: see code_repair's Go).
-TEST_CASE("zx project_repair: real C# and Go entries are skipped, naming why",
+// bank at 0dafc912 with their scenarioHash checked). The two C# projects restore NuGet packages
+// first (executionPolicy.network: required, dependencyPreflight `dotnet restore`): skipped, saying
+// why.
+TEST_CASE("zx project_repair: the real C# entries need the network and are skipped, naming it",
           "[graders][zxbench]") {
   const json real =
       json::parse(testing::ReadFixture("zx-bench/project_repair_real.json"))["entries"];
@@ -257,17 +256,113 @@ TEST_CASE("zx project_repair: real C# and Go entries are skipped, naming why",
   const std::string network =
       "needs the network (requirements.executionPolicy.network: required), which evalrun's "
       "sandbox never opens";
-  const std::map<std::string, std::string> expected = {
-      {"CP-L4-CS-001", network},
-      {"CP-L4-CS-002", network},
-      {"CP-L4-GO-001", "needs the Docker image golang:1.22-alpine: evalrun has no stand-in for it"}};
+  int csharp = 0;
   for (const json& entry : real) {
+    if (entry["language"] != "csharp") continue;
     INFO(entry["id"]);
-    CHECK(ProjectRepair().Unrunnable(entry) == expected.at(entry["id"].get<std::string>()));
-    const Grade g = RunGrader(entry, "### main.go\n```go\npackage main\n```", &Bubblewrap());
+    ++csharp;
+    CHECK(ProjectRepair().Unrunnable(entry) == network);
+    const Grade g = RunGrader(entry, "### Program.cs\n```csharp\nclass P {}\n```", &Bubblewrap());
     CHECK(g.status == GradeStatus::kSkipped);
-    CHECK(g.reason == expected.at(entry["id"].get<std::string>()));
+    CHECK(g.reason == network);
   }
+  CHECK(csharp == 2);
+}
+
+// CP-L4-GO-001: a KV HTTP server to give graceful shutdown, timeouts and health routes. Each
+// hidden test is `go test ./tests/hidden -run X -v` in golang:1.22-alpine, and the test itself
+// `go build`s the server and signals it. The stand-in is BusyBox and the host's go, with a cold
+// build cache per test as each container has (P: weights test .35, api .15 (no functionName:
+// not scored), static .30, output .10, scope .10; one keyword, 内存).
+TEST_CASE("zx project_repair: CP-L4-GO-001 runs its Go tests and scores as zx-bench scores it",
+          "[graders][zxbench][slow]") {
+  const json real = json::parse(testing::ReadFixture("zx-bench/project_repair_real.json"));
+  json entry;
+  for (const json& e : real["entries"]) {
+    if (e["id"] == "CP-L4-GO-001") entry = e;
+  }
+  REQUIRE(entry.is_object());
+  const std::string here = ProjectRepair().Unrunnable(entry);
+  CHECK((here.empty() || here == "go is not installed (Debian package golang-go): it stands in "
+                                 "for golang:1.22-alpine"));
+  static const json replies =
+      json::parse(testing::ReadFixture("zx-bench/project_repair_answers.json"));
+  // The fix: 5/5 hidden tests, the keyword, 3 files of 7 replaced: 100.
+  const auto fix = GradeHere(entry, replies["CP-L4-GO-001"]["fix"].get<std::string>());
+  if (!fix) return;
+  INFO(fix->evidence.dump(1));
+  CHECK(fix->status == GradeStatus::kGraded);
+  CHECK(fix->reason == "5/5 hidden tests pass, 3 file(s) replaced");
+  CHECK(ZxScore(*fix) == 100);
+  CHECK(fix->evidence["image"] == "golang:1.22-alpine");
+  CHECK_THAT(fix->evidence["stand_in"]["programs"]["go"].get<std::string>(),
+             Catch::StartsWith("go version go1."));
+  CHECK_THAT(fix->evidence["hidden_tests"][0]["stdout"].get<std::string>(),
+             Catch::Contains("--- PASS: TestShutdownDrain"));
+  // The server returned unchanged: SIGTERM kills it (exit -1 as Go reports a signal), the slow
+  // connection is never closed; 0/5, no keyword: round((10 + 10) / .85) = 24.
+  const auto given = GradeHere(entry, replies["CP-L4-GO-001"]["as_given"].get<std::string>());
+  REQUIRE(given);
+  CHECK(given->reason == "0/5 hidden tests pass, 1 file(s) replaced");
+  CHECK(ZxScore(*given) == 24);
+  CHECK_THAT(given->evidence["hidden_tests"][0]["stdout"].get<std::string>(),
+             Catch::Contains("--- FAIL: TestShutdownDrain"));
+}
+
+// A Go module that asks for Go 1.22 and a reply that needs it (range over an int, min). The
+// image's Go 1.22 builds it; a host Go older than that fails with Go's own "note: module requires
+// Go 1.22", and the entry is an environment error naming the versions, never the model's 0.
+TEST_CASE("zx project_repair: a Go build that fails only on an older host Go is not scored",
+          "[graders][zxbench]") {
+  const json entry = {
+      {"id", "PR-GO"},
+      {"dimension", "program"},
+      {"language", "go"},
+      {"grader", "project_repair"},
+      {"scoring", {{"type", "project_repair"}}},
+      {"requirements",
+       {{"files", json::array({{{"path", "go.mod"}, {"content", "module example.com/x\n\ngo 1.22\n"}},
+                               {{"path", "x.go"}, {"content", "package x\n\nfunc Sum() int { return 0 }\n"}}})},
+        {"hiddenTestFiles",
+         json::array({{{"path", "x_test.go"},
+                       {"content", "package x\n\nimport \"testing\"\n\nfunc TestSum(t *testing.T) "
+                                   "{\n\tif Sum() != 3 {\n\t\tt.Fatal(Sum())\n\t}\n}\n"}}})},
+        {"hiddenTests", json::array({{{"description", "sum"}, {"script", "go test ./... -v"}}})}}}};
+  const std::string modern =
+      "### file: x.go\n```go\npackage x\n\nfunc Sum() int {\n\ts := 0\n\tfor i := range 3 "
+      "{\n\t\ts += i\n\t}\n\treturn min(s, 9)\n}\n```\n";
+  const auto g = GradeHere(entry, modern);
+  if (!g) return;
+  const std::string go = g->evidence["stand_in"]["programs"]["go"].get<std::string>();
+  INFO(go << "\n" << g->evidence["hidden_tests"].dump(1));
+  int minor = 0;
+  if (go.rfind("go version go1.", 0) == 0) minor = std::stoi(go.substr(15));
+  REQUIRE(minor > 0);
+  if (minor >= 22) {
+    CHECK(g->status == GradeStatus::kGraded);
+    CHECK(g->reason == "1/1 hidden tests pass, 1 file(s) replaced");
+    return;
+  }
+  const std::string host = go.substr(11, go.find(' ', 11) - 11);  // "go1.19.8"
+  CHECK(g->status == GradeStatus::kEnvError);
+  CHECK(g->reason == "the host's Go (" + host +
+                         ") is older than the module's Go 1.22 and a build failed on it (\"note: "
+                         "module requires Go 1.22\"): the image's Go would have built it, so the "
+                         "entry is not scored; install Go 1.22 or later as `go` (Debian 13's "
+                         "golang-go)");
+  // Go 1.19 adds the note to every failed build of the module, the model's own errors too, and
+  // evalrun does not guess which is which: not scored either.
+  const auto broken = GradeHere(entry, "### file: x.go\n```go\npackage x\n\nfunc Sum() int { "
+                                       "return undefinedName }\n```\n");
+  REQUIRE(broken);
+  CHECK(broken->status == GradeStatus::kEnvError);
+  // A module asking for more than the image's Go 1.22 fails in zx-bench too: the model's 0.
+  json newer = entry;
+  newer["requirements"]["files"][0]["content"] = "module example.com/x\n\ngo 1.23\n";
+  const auto too_new = GradeHere(newer, modern);
+  REQUIRE(too_new);
+  CHECK(too_new->status == GradeStatus::kGraded);
+  CHECK(too_new->reason == "0/1 hidden tests pass, 1 file(s) replaced");
 }
 
 TEST_CASE("zx project_repair: the registry holds it under its zx-bench name",
