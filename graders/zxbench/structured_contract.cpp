@@ -21,7 +21,9 @@
 //   content      the value validates against requirements.contentSchema, when present;
 //   assertions   one criterion each: the value at the JSON Pointer exists and is deep-strictly
 //                equal (Node's util.isDeepStrictEqual) to `expected`.
-// Graded as skipped: YAML and TOML (zx-bench parses them with PyYAML/tomllib), SVG (rendered in
+// YAML and TOML answers are read as zx-bench reads them, by Python (PyYAML under its
+// JSON-compatible profile, tomllib) in the sandbox, then take the JSON path.
+// Graded as skipped: SVG (rendered in
 // Chromium), generatedSchema (the model writes a schema that zx-bench compiles and runs), v4 (a
 // private oracle file outside the entry), and $dynamicRef/$dynamicAnchor under v1 (v2 refuses
 // $dynamicRef itself).
@@ -44,6 +46,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -342,9 +345,6 @@ Contract ReadContract(const json& spec) {
           "no renderer";
     }
   }
-  if (c.format == "toml") {
-    c.skip = "TOML responses are parsed with Python's tomllib; evalrun has no TOML parser";
-  }
   if (c.version == 4) {
     c.skip =
         "structured_contract_v4 compares with a private oracle file "
@@ -480,27 +480,51 @@ except Exception as e:
     sys.stdout.write(json.dumps({'ok': False, 'error': str(e)[:600]}, ensure_ascii=True))
 )PY";
 
-// Whether the sandbox's python3 imports yaml (asked once per process).
-bool PythonYamlInstalled() {
-  static const bool installed = [] {
-    if (FindSandboxProgram("python3").empty()) return false;
+// ---- TOML: tomllib, in the sandbox -------------------------------------------------------------
+
+// structuredFormats.py's TOML branch is tomllib.loads, then json.dumps(allow_nan=False): a date
+// or time ("Object of type datetime is not JSON serializable"), nan or inf fail as syntax. This
+// script answers as the YAML one does.
+constexpr const char* kTomlDriver = R"PY(import json, sys, tomllib
+with open('input.json', encoding='utf-8') as f:
+    text = json.load(f)['text']
+try:
+    value = tomllib.loads(text)
+    answer = {'ok': True, 'value': value}
+    sys.stdout.write(json.dumps(answer, ensure_ascii=True, allow_nan=False))
+except Exception as e:
+    sys.stdout.write(json.dumps({'ok': False, 'error': str(e)[:600]}, ensure_ascii=True))
+)PY";
+
+// Whether the sandbox's python3 imports `module` (asked once per process and module).
+bool PythonImports(const char* module) {
+  static std::mutex mutex;
+  static std::map<std::string, bool> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = known.find(module); it != known.end()) return it->second;
+  bool installed = false;
+  if (!FindSandboxProgram("python3").empty()) {
     const auto sandbox = MakeUnsafeSandbox();  // only the import runs; no answer is involved
     SandboxRun run;
-    run.argv = {"python3", "-c", "import yaml"};
+    run.argv = {"python3", "-c", std::string("import ") + module};
     run.limits.wall_seconds = 10;
-    return sandbox->Run(run).exit_code == 0;
-  }();
+    installed = sandbox->Run(run).exit_code == 0;
+  }
+  known.emplace(module, installed);
   return installed;
 }
 
-struct YamlParse {
+struct PythonParse {
   std::optional<json> value;
-  std::string error;            // why the text is not YAML of the profile
+  std::string error;            // why the text is not YAML of the profile, or not TOML
   std::string infrastructure;   // the sandbox or python failed: no verdict
 };
 
-YamlParse ParseYaml(const std::string& text, const GradeContext& context) {
-  YamlParse out;
+// The answer read by structuredFormats.py's branch for `format` ("yaml" or "toml").
+PythonParse ParseWithPython(const std::string& format, const std::string& text,
+                            const GradeContext& context) {
+  PythonParse out;
+  const std::string name = format == "toml" ? "TOML" : "YAML";
   const Sandbox* sandbox = context.sandbox;
   std::unique_ptr<Sandbox> unsafe;
   if (sandbox == nullptr && context.unsafe_no_sandbox) {
@@ -513,7 +537,7 @@ YamlParse ParseYaml(const std::string& text, const GradeContext& context) {
   }
   SandboxRun run;
   run.argv = {"python3", "-B", "parse.py"};
-  run.files["parse.py"] = kYamlDriver;
+  run.files["parse.py"] = format == "toml" ? kTomlDriver : kYamlDriver;
   run.files["input.json"] = json({{"text", text}}).dump(-1, ' ', false,
                                                        json::error_handler_t::replace);
   run.limits.wall_seconds = 3;  // spawnSync's timeout: 3000 ms
@@ -523,7 +547,8 @@ YamlParse ParseYaml(const std::string& text, const GradeContext& context) {
   run.limits.max_output_bytes = 1 << 20;  // maxBuffer: 1 MiB
   const SandboxResult r = sandbox->Run(run);
   if (r.exit_code != 0 || r.timed_out) {
-    out.infrastructure = "python3 could not parse the YAML (exit " + std::to_string(r.exit_code) +
+    out.infrastructure = "python3 could not parse the " + name + " (exit " +
+                         std::to_string(r.exit_code) +
                          (r.timed_out ? ", timed out" : "") + "): " +
                          OutputTail(r.stderr_text, 300);
     return out;
@@ -531,13 +556,13 @@ YamlParse ParseYaml(const std::string& text, const GradeContext& context) {
   std::string json_error;
   const auto answer = zx::ParseJsJson(r.stdout_text, &json_error);  // as JSON.parse reads it
   if (!answer || !answer->is_object() || !(*answer)["ok"].is_boolean()) {
-    out.infrastructure = "the YAML parser's answer is not JSON: " + json_error;
+    out.infrastructure = "the " + name + " parser's answer is not JSON: " + json_error;
     return out;
   }
   if ((*answer)["ok"].get<bool>()) {
     out.value = (*answer)["value"];
   } else {
-    out.error = "Invalid raw YAML: " + (*answer).value("error", std::string());
+    out.error = "Invalid raw " + name + ": " + (*answer).value("error", std::string());
   }
   return out;
 }
@@ -553,17 +578,17 @@ Grade GradeContract(const Contract& c, const std::string& output, const GradeCon
     data = ParseCsv(output, &syntax_error);
   } else if (c.format == "xml") {
     data = ParseXml(output, &syntax_error);
-  } else if (c.format == "yaml") {
-    YamlParse yaml = ParseYaml(output, context);
-    if (!yaml.infrastructure.empty()) {
+  } else if (c.format == "yaml" || c.format == "toml") {
+    PythonParse parsed = ParseWithPython(c.format, output, context);
+    if (!parsed.infrastructure.empty()) {
       Grade grade;
       grade.status = GradeStatus::kEnvError;
-      grade.reason = yaml.infrastructure;
-      grade.evidence = {{"format", "yaml"}};
+      grade.reason = parsed.infrastructure;
+      grade.evidence = {{"format", c.format}};
       return grade;
     }
-    data = std::move(yaml.value);
-    syntax_error = std::move(yaml.error);
+    data = std::move(parsed.value);
+    syntax_error = std::move(parsed.error);
   } else {
     std::string json_error;
     data = zx::ParseJsJson(output, &json_error);
@@ -653,9 +678,13 @@ class ZxStructuredContractGrader final : public Grader {
     try {
       const Contract contract = ReadContract(spec);
       if (!contract.skip.empty()) return contract.skip;
-      if (contract.format == "yaml" && !PythonYamlInstalled()) {
+      if (contract.format == "yaml" && !PythonImports("yaml")) {
         return "YAML responses are parsed with PyYAML, and python3 with yaml is not installed "
                "(install Debian's python3 and python3-yaml)";
+      }
+      if (contract.format == "toml" && !PythonImports("tomllib")) {
+        return "TOML responses are parsed with Python's tomllib, and no python3 of 3.11 or later "
+               "is installed (install Debian's python3)";
       }
       return {};
     } catch (const std::exception&) {

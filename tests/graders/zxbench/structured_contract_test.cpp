@@ -537,6 +537,86 @@ TEST_CASE("zx structured_contract: SOC2-F-H-yaml (v2, YAML) scores as zx-bench s
   }
 }
 
+// TOML (v2 on): structuredFormats.py's TOML branch is tomllib.loads, then json.dumps with
+// allow_nan=False. No TOML entry is in the fixtures: this one is SOC2-F-H-yaml with the format
+// changed to toml and the records under a `records` key (a TOML document is a table).
+TEST_CASE("zx structured_contract: TOML answers are read by tomllib as zx-bench reads them",
+          "[graders][zxbench]") {
+  const auto grader = MakeZxStructuredContractGrader();
+  json entry;
+  for (const auto& e : json::parse(testing::ReadFixture("zx-bench/more_entries.json"))) {
+    if (e.value("id", "") == "SOC2-F-H-yaml") entry = e;
+  }
+  REQUIRE(entry.is_object());
+  entry["id"] = "SOC2-F-H-toml (constructed)";
+  entry["requirements"]["format"] = "toml";
+  auto& expected = entry["requirements"]["assertions"][0]["expected"];
+  expected = {{"records", expected}};
+  const auto sandbox = MakeBubblewrapSandbox();
+  if (auto why = sandbox->Unavailable()) {
+    WARN("bubblewrap unavailable, TOML not tested: " << *why);
+    return;
+  }
+  if (!grader->Unrunnable(entry).empty()) {
+    CHECK(grader->Unrunnable(entry) ==
+          "TOML responses are parsed with Python's tomllib, and no python3 of 3.11 or later is "
+          "installed (install Debian's python3)");
+    return;
+  }
+  struct Row {
+    const char* name;
+    std::string toml;
+    int zx_score;
+    const char* first_failure;  // "" when all pass
+    const char* detail;         // the first failure's text starts so ("" to skip)
+  };
+  const std::string tail = "\n[[records]]\ncode = \"002\"\nname = \"false\"\nnote = \"\"\n";
+  const std::vector<Row> rows = {
+      {"arrays of tables",
+       "[[records]]\ncode = \"000\"\nname = \"x<y & z\"\nnote = 'C:\\tmp\\a'\n" + tail, 100, "",
+       ""},
+      {"inline tables",
+       "records = [{code = \"000\", name = \"x<y & z\", note = \"C:\\\\tmp\\\\a\"}, "
+       "{code = \"002\", name = \"false\", note = \"\"}]",
+       100, "", ""},
+      {"a boolean false", "[[records]]\ncode = \"000\"\nname = \"x<y & z\"\nnote = 'C:\\tmp\\a'\n"
+                          "\n[[records]]\ncode = \"002\"\nname = false\nnote = \"\"\n",
+       0, "content_0", ""},
+      // TOML has no leading zeros: 000 is a syntax error.
+      {"an unquoted 000", "[[records]]\ncode = 000\n" + tail, 0, "raw_format",
+       "Invalid raw TOML: "},
+      // A date parses, and json.dumps refuses it.
+      {"a date", "day = 1979-05-27\n[[records]]\ncode = \"000\"\n" + tail, 0, "raw_format",
+       "Invalid raw TOML: Object of type date is not JSON serializable"},
+      {"nan", "x = nan\n" + tail, 0, "raw_format",
+       "Invalid raw TOML: Out of range float values are not JSON compliant"},
+      {"a key given twice", "[[records]]\ncode = \"000\"\ncode = \"001\"\n", 0, "raw_format",
+       "Invalid raw TOML: Cannot overwrite a value"},
+      {"JSON is not TOML", R"([{"code":"000"}])", 0, "raw_format", "Invalid raw TOML: "},
+  };
+  for (const Row& row : rows) {
+    SECTION(row.name) {
+      Answer answer;
+      answer.text = row.toml;
+      GradeContext context;
+      context.sandbox = sandbox.get();
+      const Grade grade = grader->Run(entry, answer, context);
+      INFO(grade.reason << " " << grade.evidence.dump());
+      REQUIRE(grade.status == GradeStatus::kGraded);
+      CHECK(ZxScore(grade) == row.zx_score);
+      std::string failed, detail;
+      for (const auto& c : grade.evidence["criteria"]) {
+        if (c["pass"] == false && failed.empty()) {
+          failed = c["id"].get<std::string>();
+          detail = c["evidence"].get<std::string>();
+        }
+      }
+      CHECK(failed == row.first_failure);
+      CHECK_THAT(detail, Catch::StartsWith(row.detail));
+    }
+  }
+}
+
 TEST_CASE("zx structured_contract: what is not graded", "[graders][zxbench]") {
   const auto grader = MakeZxStructuredContractGrader();
   json csv = Entry("SOC2-F-H-csv");
@@ -551,9 +631,11 @@ TEST_CASE("zx structured_contract: what is not graded", "[graders][zxbench]") {
     CHECK(grade.status == GradeStatus::kEnvError);
     CHECK(grade.reason == "no sandbox to run python3 in (install bubblewrap)");
   }
-  SECTION("TOML is skipped") {
+  SECTION("TOML without a sandbox is an environment error, not a verdict") {
     csv["requirements"]["format"] = "toml";
-    CHECK(RunGrader(*grader, csv, "a = 1").status == GradeStatus::kSkipped);
+    const Grade grade = RunGrader(*grader, csv, "a = 1");
+    CHECK(grade.status == GradeStatus::kEnvError);
+    CHECK(grade.reason == "no sandbox to run python3 in (install bubblewrap)");
   }
   SECTION("SVG is skipped: zx-bench renders it in Chromium") {
     csv["requirements"]["format"] = "svg";
