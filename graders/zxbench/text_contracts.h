@@ -14,10 +14,6 @@ struct TextCheck {
   bool pass;
 };
 
-// Why evalrun cannot run the contract of entry `id` in `format` ("" when it can): an entry
-// whose checks are not reproduced here (their reason names the entry and the check).
-std::string TextContractUnported(std::string_view id, std::string_view format);
-
 // evaluateStructuredTextContract(id, format, source, version), version "v1" or "v2".
 std::vector<TextCheck> EvaluateTextContract(std::string_view id, std::string_view format,
                                             std::string_view source, std::string_view version);
