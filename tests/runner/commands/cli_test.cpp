@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "tests/support/catch.h"
@@ -333,6 +334,79 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
   CHECK_THAT(report, Catch::Contains("**zx-bench:** partial, not zx-bench's overall: " +
                                      std::to_string(43 - runnable) + " entries left out"));
   std::system(("rm -rf " + dir).c_str());
+}
+
+// Every real bank entry in the fixtures (each file under tests/fixtures/zx-bench whose entries
+// carry their scenarioHash: 74 of them, every grader kind) as one bank: validate skips only what
+// cannot run anywhere evalrun runs: the judged entries without --judge-endpoint and the two C#
+// projects that restore NuGet packages over the network. Where a runtime is missing here, its
+// skip names the package to install, never anything else.
+TEST_CASE("cli: validate over every real fixture entry skips only for the judge and the network",
+          "[cli][tasks]") {
+  nlohmann::json bank = nlohmann::json::array();
+  std::set<std::string> ids;
+  for (const auto& file :
+       std::filesystem::directory_iterator(std::string(EVALRUN_TEST_FIXTURES) + "/zx-bench")) {
+    if (file.path().extension() != ".json") continue;
+    const nlohmann::json doc = nlohmann::json::parse(Slurp(file.path().string()));
+    const nlohmann::json& entries =
+        doc.is_array() ? doc : doc.value("entries", nlohmann::json::array());
+    if (!entries.is_array()) continue;
+    for (const auto& e : entries) {
+      if (!e.is_object() || !e.contains("scenarioHash") || !e.contains("grader")) continue;
+      if (ids.insert(e["id"].get<std::string>()).second) bank.push_back(e);
+    }
+  }
+  REQUIRE(bank.size() == 74);
+  const std::string dir = "/tmp/evalrun-cli-zx-all-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/repo/data/scenarios");
+  std::ofstream(dir + "/repo/data/scenarios/benchmark.json") << bank.dump(1);
+  REQUIRE(std::system(("cd " + dir + "/repo && git init -q && git add -A && git -c user.name=t -c "
+                       "user.email=t@t commit -qm bank")
+                          .c_str()) == 0);
+  // "  <reason>   <count>" rows after the "skipped because" header: reason -> count.
+  const auto skips = [](const std::string& out) {
+    std::map<std::string, int> table;
+    const size_t at = out.find("skipped because");
+    if (at == std::string::npos) return table;
+    std::istringstream lines(out.substr(at));
+    std::string line;
+    std::getline(lines, line);
+    while (std::getline(lines, line)) {
+      const size_t count_at = line.find_last_of(' ') + 1;
+      const size_t end = line.find_last_not_of(' ', count_at - 1);
+      table[line.substr(2, end - 1)] = std::stoi(line.substr(count_at));
+    }
+    return table;
+  };
+  const std::string judge =
+      "needs a judge model: zx-bench grades 'hallucination_resistance' with an LLM judge (give "
+      "--judge-endpoint URL)";
+  const std::string network =
+      "needs the network (requirements.executionPolicy.network: required), which evalrun's "
+      "sandbox never opens";
+  const Run plain = Evalrun("validate zx-bench@HEAD --suite-repo " + dir + "/repo");
+  REQUIRE(plain.code == 0);
+  CHECK_THAT(plain.out, Catch::Contains(": 74 tasks, every hash verified"));
+  const Run judged = Evalrun("validate zx-bench@HEAD --suite-repo " + dir +
+                             "/repo --judge-endpoint http://127.0.0.1:9");
+  REQUIRE(judged.code == 0);
+  bool missing_runtime = false;
+  for (const auto& [reason, count] : skips(plain.out)) {
+    INFO(reason);
+    const bool runtime = reason.find("install") != std::string::npos;
+    missing_runtime = missing_runtime || runtime;
+    CHECK((reason == judge || reason == network || runtime));
+  }
+  if (missing_runtime) {
+    WARN("a runtime is missing here: " << plain.out);
+  } else {
+    CHECK(skips(plain.out) == std::map<std::string, int>{{judge, 6}, {network, 2}});
+    CHECK(skips(judged.out) == std::map<std::string, int>{{network, 2}});
+    CHECK_THAT(judged.out, Catch::Contains("runnable here: 72, skipped: 2"));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // A suite run over zx-bench's CLI-*-DOCKER entries (the real CLI-CN-039-DOCKER and four rebuilt
