@@ -10,8 +10,11 @@
 //     image's Go settings (GOTOOLCHAIN=local, and CGO_ENABLED=0 as Go 1.22 chooses without a C
 //     compiler); the build cache is the image's default under HOME, so each run starts cold as
 //     each container does.
-//   gcc:13 (Debian bookworm's userland): the host's own PATH: dash as sh, bash, coreutils, git,
-//     python3, gcc, g++, make.
+//   maven:3.9-eclipse-temurin-17-alpine: BusyBox, the host's java and javac and bash, the JVM
+//     held to the container's 512 MB and one processor (JAVA_TOOL_OPTIONS); no mvn.
+//   gcc:13 (Debian bookworm's userland): the host's own programs: dash as sh, bash, coreutils,
+//     git, python3, gcc, g++, make; less those the image lacks and scripts probe for to pick a
+//     path (valgrind, clang, clang-tidy, clang-format, cppcheck, gdb).
 // Thread-safe.
 #include <string>
 #include <utility>
@@ -44,8 +47,8 @@ ImageStandIn StandInFor(const std::string& image);
 // the host lacks (naming its Debian package).
 std::string StandInUnavailable(const ImageStandIn& stand_in);
 
-// argv running `command` as the image's `sh -c` would (`sh -lc` on Debian), with `env`
-// ("NAME=value") added to the sandbox's environment.
+// argv running `command` as the image's `sh -c` would, with `env` ("NAME=value") added to the
+// sandbox's environment.
 std::vector<std::string> StandInShell(const ImageStandIn& stand_in, const std::string& command,
                                       const std::vector<std::string>& env = {});
 

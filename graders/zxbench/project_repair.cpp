@@ -443,9 +443,9 @@ TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
   request.argv = zx::StandInShell(stand_in, script, env);
   request.limits.wall_seconds = kTestSeconds;
   request.limits.cpu_seconds = kTestSeconds;
-  // Address space, not the container's 512 MB of memory: V8 and Go reserve far more than they
-  // use (the go command and the programs it builds get 8 GiB, as in code_repair's Go).
-  request.limits.memory_bytes = has("go") ? 8L << 30 : node ? 4L << 30 : 1L << 30;
+  // Address space, not the container's 512 MB of memory: V8, Go and the JVM reserve far more
+  // than they use (the go command, the programs it builds and the JVM get 8 GiB).
+  request.limits.memory_bytes = has("go") || has("java") ? 8L << 30 : node ? 4L << 30 : 1L << 30;
   request.limits.max_processes = 256;
   request.limits.max_file_bytes = 256L << 20;
   request.limits.max_output_bytes = kOutputBytes + 1;

@@ -365,6 +365,86 @@ TEST_CASE("zx project_repair: a Go build that fails only on an older host Go is 
   CHECK(too_new->reason == "0/1 hidden tests pass, 1 file(s) replaced");
 }
 
+// The other sixteen project_repair entries of the bank (tests/fixtures/zx-bench/
+// project_repair_bank.json, hashes checked). Five install packages over the network
+// (executionPolicy.network: required: pip, npm, cargo fetch); three need an image evalrun has no
+// stand-in for (a private Spring image with its Maven repository, Rust, a PostgreSQL server);
+// the other eight run. Five of them are run here with one project file returned unchanged: the
+// hidden tests run and fail for the model's reasons, and the axes are P's (the project's own
+// weights: test .35, api .15, static .30, output .10, scope .10).
+TEST_CASE("zx project_repair: the bank's other project entries run or are skipped naming why",
+          "[graders][zxbench]") {
+  const json bank = json::parse(testing::ReadFixture("zx-bench/project_repair_bank.json"));
+  std::map<std::string, json> entries;
+  for (const json& e : bank["entries"]) entries[e["id"].get<std::string>()] = e;
+  REQUIRE(entries.size() == 16);
+  const std::string network =
+      "needs the network (requirements.executionPolicy.network: required), which evalrun's "
+      "sandbox never opens";
+  const auto no_stand_in = [](const std::string& image) {
+    return "needs the Docker image " + image + ": evalrun has no stand-in for it";
+  };
+  const std::map<std::string, std::string> skipped = {
+      {"CP-L4-PY-001", network},
+      {"CP-L4-RS-001", network},
+      {"CP-L4-TS-001", network},
+      {"CP-L4-TS-002", network},
+      {"CP-L4-TS-003", network},
+      {"CP-L4-JV-001", no_stand_in("zxbench-java-spring:3.2.5")},
+      {"CP-L4-RS-002", no_stand_in("rust:1-alpine")},
+      {"CP-L4-SQL-001", no_stand_in("postgres:15")}};
+  for (const auto& [id, entry] : entries) {
+    INFO(id);
+    const std::string why = ProjectRepair().Unrunnable(entry);
+    if (const auto it = skipped.find(id); it != skipped.end()) {
+      CHECK(why == it->second);
+    } else {
+      // Runs here, or names the package its stand-in needs.
+      CHECK((why.empty() || why.find("is not installed (Debian package") != std::string::npos));
+    }
+  }
+  // One project file returned as it was.
+  const auto as_given = [&](const std::string& id) {
+    const json& file = entries.at(id)["requirements"]["files"][0];
+    std::string content = file["content"].get<std::string>();
+    if (content.back() != '\n') content += '\n';
+    return GradeHere(entries.at(id),
+                     "### file: " + file["path"].get<std::string>() + "\n```\n" + content + "```\n");
+  };
+  struct Row {
+    const char* id;
+    const char* reason;
+    int score;
+    const char* first_output;  // in the first hidden test's stdout or stderr
+  };
+  const std::vector<Row> rows = {
+      // 2/6 (TTL and concurrency already hold): round((33 * .35 + 100 * .15 + 50 * .30 + 10 +
+      // 10) / 1) = 62; "retry" and "stream" of four keywords are in gateway.py.
+      {"CP-L4-PY-002", "2/6 hidden tests pass, 1 file(s) replaced", 62, "retry_after"},
+      // 2/5: round((40 * .35 + 15 + 0 + 10 + 10) / 1) = 49.
+      {"CP-L4-PY-004", "2/5 hidden tests pass, 1 file(s) replaced", 49, ""},
+      // No functionName (api unscored), one keyword of five: round((0 + 6 + 10 + 10) / .85) = 31.
+      {"CP-L4-SH-001", "0/5 hidden tests pass, 1 file(s) replaced", 31, "FAIL: "},
+      // The project does not build as given (parser.h uses size_t and Session unseen):
+      // round((0 + 15 + 0 + 10 + 10) / 1) = 35.
+      {"CP-L4-CC-001", "0/5 hidden tests pass, 1 file(s) replaced", 35, "BUILD-FAIL"},
+      // javac and java in the maven image's stand-in: round((0 + 6 + 10 + 10) / .85) = 31.
+      {"CP-L4-JV-002", "0/5 hidden tests pass, 1 file(s) replaced", 31, "FAIL: TaskQueue"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.id);
+    const auto g = as_given(row.id);
+    if (!g) continue;  // a stand-in's program is missing here
+    INFO(g->evidence.dump(1));
+    CHECK(g->status == GradeStatus::kGraded);
+    CHECK(g->reason == row.reason);
+    CHECK(ZxScore(*g) == row.score);
+    const json& first = g->evidence["hidden_tests"][0];
+    CHECK_THAT(first["stdout"].get<std::string>() + first["stderr"].get<std::string>(),
+               Catch::Contains(row.first_output));
+  }
+}
+
 TEST_CASE("zx project_repair: the registry holds it under its zx-bench name",
           "[graders][zxbench]") {
   const Grader* grader = GraderRegistry::Builtin().Find("zxbench:project_repair");

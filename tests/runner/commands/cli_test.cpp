@@ -337,11 +337,14 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
 }
 
 // Every real bank entry in the fixtures (each file under tests/fixtures/zx-bench whose entries
-// carry their scenarioHash: 74 of them, every grader kind) as one bank: validate skips only what
-// cannot run anywhere evalrun runs: the judged entries without --judge-endpoint and the two C#
-// projects that restore NuGet packages over the network. Where a runtime is missing here, its
+// carry their scenarioHash: 90 of them, every grader kind, all twenty project_repair entries) as
+// one bank. validate skips only what cannot run here: the judged entries without
+// --judge-endpoint, the seven projects that install packages over the network (NuGet, pip, npm,
+// cargo), and three projects whose image evalrun has no stand-in for (a private Spring image
+// with its Maven repository, Rust, a PostgreSQL server). Where a runtime is missing here, its
 // skip names the package to install, never anything else.
-TEST_CASE("cli: validate over every real fixture entry skips only for the judge and the network",
+TEST_CASE("cli: validate over every real fixture entry skips only the judge, the network and "
+          "three images",
           "[cli][tasks]") {
   nlohmann::json bank = nlohmann::json::array();
   std::set<std::string> ids;
@@ -357,7 +360,7 @@ TEST_CASE("cli: validate over every real fixture entry skips only for the judge 
       if (ids.insert(e["id"].get<std::string>()).second) bank.push_back(e);
     }
   }
-  REQUIRE(bank.size() == 74);
+  REQUIRE(bank.size() == 90);
   const std::string dir = "/tmp/evalrun-cli-zx-all-" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir + "/repo/data/scenarios");
@@ -388,23 +391,31 @@ TEST_CASE("cli: validate over every real fixture entry skips only for the judge 
       "sandbox never opens";
   const Run plain = Evalrun("validate zx-bench@HEAD --suite-repo " + dir + "/repo");
   REQUIRE(plain.code == 0);
-  CHECK_THAT(plain.out, Catch::Contains(": 74 tasks, every hash verified"));
+  CHECK_THAT(plain.out, Catch::Contains(": 90 tasks, every hash verified"));
   const Run judged = Evalrun("validate zx-bench@HEAD --suite-repo " + dir +
                              "/repo --judge-endpoint http://127.0.0.1:9");
   REQUIRE(judged.code == 0);
+  const auto image = [](const std::string& name) {
+    return "needs the Docker image " + name + ": evalrun has no stand-in for it";
+  };
+  std::map<std::string, int> expected = {{network, 7},
+                                         {image("zxbench-java-spring:3.2.5"), 1},
+                                         {image("rust:1-alpine"), 1},
+                                         {image("postgres:15"), 1}};
   bool missing_runtime = false;
   for (const auto& [reason, count] : skips(plain.out)) {
     INFO(reason);
     const bool runtime = reason.find("install") != std::string::npos;
     missing_runtime = missing_runtime || runtime;
-    CHECK((reason == judge || reason == network || runtime));
+    CHECK((reason == judge || expected.count(reason) == 1 || runtime));
   }
   if (missing_runtime) {
     WARN("a runtime is missing here: " << plain.out);
   } else {
-    CHECK(skips(plain.out) == std::map<std::string, int>{{judge, 6}, {network, 2}});
-    CHECK(skips(judged.out) == std::map<std::string, int>{{network, 2}});
-    CHECK_THAT(judged.out, Catch::Contains("runnable here: 72, skipped: 2"));
+    CHECK(skips(judged.out) == expected);
+    CHECK_THAT(judged.out, Catch::Contains("runnable here: 80, skipped: 10"));
+    expected[judge] = 6;
+    CHECK(skips(plain.out) == expected);
   }
   std::filesystem::remove_all(dir);
 }
