@@ -3,9 +3,9 @@
 # the same package names), from the distribution's own packages.
 # python3-yaml parses zx-bench's YAML answers (structured_contract) in the sandbox; node-typescript
 # turns zx-bench's TypeScript repairs (code_repair) into JavaScript there; default-jdk-headless
-# compiles and runs its Java repairs, mono-mcs with Mono's System.Net.Http its C# ones, golang-go
-# (with gcc, for -race) its Go ones; busybox stands in for the Alpine image its shell tasks
-# (cli_command) run in.
+# compiles and runs its Java repairs and Java projects (project_repair), mono-mcs with Mono's
+# System.Net.Http its C# ones, golang-go (with gcc, for -race) its Go repairs and projects;
+# busybox stands in for the Alpine images its shell tasks (cli_command) and projects run in.
 # clang and libclang-rt-dev (libFuzzer's runtime) are for scripts/fuzz.sh: Debian 12 gives clang
 # 14, Debian 13 clang 19, both through these same metapackage names.
 # Safe to run again; needs root (or sudo).
