@@ -27,7 +27,7 @@ launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
   -DEVALRUN_FUZZ=ON -DEVALRUN_BUILD_TESTS=OFF -DEVALRUN_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
-targets=(sse_parser_fuzz chunk_reader_fuzz task_yaml_fuzz bundle_fuzz)
+targets=(sse_parser_fuzz chunk_reader_fuzz task_yaml_fuzz bundle_fuzz js_date_fuzz)
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"
 
 # Seed corpora: the fixtures each parser is meant for, and the crashes found so far (fuzz/regressions).
@@ -54,6 +54,15 @@ done
 seed chunk_reader_fuzz fuzz/regressions/chunk_reader/*
 seed task_yaml_fuzz $(find tests/fixtures/tasks tasks/smoke -name '*.yaml' | head -100) fuzz/regressions/task_yaml/*
 seed bundle_fuzz $(find tests/fixtures -name '*.evalrun.json' | head -20) fuzz/regressions/bundle/*
+# The strings Node 20 answered (tests/fixtures/js_date_node20.json), one file each.
+mkdir -p "$build/corpus/js_date_fuzz"
+python3 - "$build/corpus/js_date_fuzz" <<'PY'
+import json, sys
+cases = json.load(open('tests/fixtures/js_date_node20.json', encoding='utf-8'))['cases']
+for i, (text, _) in enumerate(cases[:400]):
+    open(f'{sys.argv[1]}/date-{i}', 'wb').write(text.encode('utf-8', 'surrogatepass'))
+PY
+seed js_date_fuzz fuzz/regressions/js_date/*
 
 status=0
 for target in "${targets[@]}"; do
