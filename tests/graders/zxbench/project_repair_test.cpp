@@ -274,21 +274,31 @@ TEST_CASE("zx project_repair: the real C# entries need the network and are skipp
 // `go build`s the server and signals it. The stand-in is BusyBox and the host's go, with a cold
 // build cache per test as each container has (P: weights test .35, api .15 (no functionName:
 // not scored), static .30, output .10, scope .10; one keyword, 内存).
-TEST_CASE("zx project_repair: CP-L4-GO-001 runs its Go tests and scores as zx-bench scores it",
-          "[graders][zxbench][slow]") {
+json GoEntry() {
   const json real = json::parse(testing::ReadFixture("zx-bench/project_repair_real.json"));
-  json entry;
   for (const json& e : real["entries"]) {
-    if (e["id"] == "CP-L4-GO-001") entry = e;
+    if (e["id"] == "CP-L4-GO-001") return e;
   }
-  REQUIRE(entry.is_object());
+  FAIL("CP-L4-GO-001 missing");
+  return {};
+}
+
+std::string GoReply(const char* name) {
+  static const json replies =
+      json::parse(testing::ReadFixture("zx-bench/project_repair_answers.json"));
+  return replies["CP-L4-GO-001"][name].get<std::string>();
+}
+
+// Each hidden test compiles the standard library cold (about 6 s with Go 1.19 here, 20 s with
+// Go 1.24 in the Debian 13 chroot), so the two replies are two test cases.
+TEST_CASE("zx project_repair: CP-L4-GO-001 runs its Go tests: the repair passes all five",
+          "[graders][zxbench][slow]") {
+  const json entry = GoEntry();
   const std::string here = ProjectRepair().Unrunnable(entry);
   CHECK((here.empty() || here == "go is not installed (Debian package golang-go): it stands in "
                                  "for golang:1.22-alpine"));
-  static const json replies =
-      json::parse(testing::ReadFixture("zx-bench/project_repair_answers.json"));
   // The fix: 5/5 hidden tests, the keyword, 3 files of 7 replaced: 100.
-  const auto fix = GradeHere(entry, replies["CP-L4-GO-001"]["fix"].get<std::string>());
+  const auto fix = GradeHere(entry, GoReply("fix"));
   if (!fix) return;
   INFO(fix->evidence.dump(1));
   CHECK(fix->status == GradeStatus::kGraded);
@@ -299,14 +309,25 @@ TEST_CASE("zx project_repair: CP-L4-GO-001 runs its Go tests and scores as zx-be
              Catch::StartsWith("go version go1."));
   CHECK_THAT(fix->evidence["hidden_tests"][0]["stdout"].get<std::string>(),
              Catch::Contains("--- PASS: TestShutdownDrain"));
-  // The server returned unchanged: SIGTERM kills it (exit -1 as Go reports a signal), the slow
-  // connection is never closed; 0/5, no keyword: round((10 + 10) / .85) = 24.
-  const auto given = GradeHere(entry, replies["CP-L4-GO-001"]["as_given"].get<std::string>());
-  REQUIRE(given);
-  CHECK(given->reason == "0/5 hidden tests pass, 1 file(s) replaced");
+}
+
+TEST_CASE("zx project_repair: CP-L4-GO-001 runs its Go tests: the server as given fails them",
+          "[graders][zxbench][slow]") {
+  // The server returned unchanged: SIGTERM kills it (Go reports -1 for a signal) and the in-flight
+  // request is cut. Two of the five hidden tests (TestShutdownDrain, TestDoubleSignal) are
+  // enough to show it; 0/2, no keyword: round((10 + 10) / .85) = 24, as with 0/5.
+  json entry = GoEntry();
+  json& tests = entry["requirements"]["hiddenTests"];
+  tests = json::array({tests[0], tests[1]});
+  const auto given = GradeHere(entry, GoReply("as_given"));
+  if (!given) return;
+  INFO(given->evidence.dump(1));
+  CHECK(given->reason == "0/2 hidden tests pass, 1 file(s) replaced");
   CHECK(ZxScore(*given) == 24);
   CHECK_THAT(given->evidence["hidden_tests"][0]["stdout"].get<std::string>(),
              Catch::Contains("--- FAIL: TestShutdownDrain"));
+  CHECK_THAT(given->evidence["hidden_tests"][1]["stdout"].get<std::string>(),
+             Catch::Contains("--- FAIL: TestDoubleSignal"));
 }
 
 // A Go module that asks for Go 1.22 and a reply that needs it (range over an int, min). The
