@@ -471,16 +471,55 @@ TEST_CASE("zx structured_contract: AJV's own semantics are kept", "[graders][zxb
 
 // ---- What is not graded ---------------------------------------------------------------------
 
+json MoreEntry(const std::string& id) {
+  for (const auto& e : json::parse(testing::ReadFixture("zx-bench/more_entries.json"))) {
+    if (e.value("id", "") == id) return e;
+  }
+  FAIL(id << " is not in more_entries.json");
+  return {};
+}
+
+// An answer in a format Python reads (YAML, TOML), graded in the sandbox: its score, the first
+// criterion that fails ("" when all pass) and how that criterion's text starts.
+struct FormatRow {
+  const char* name;
+  std::string text;
+  int zx_score;
+  const char* first_failure;
+  const char* detail = "";
+};
+
+void CheckFormatRows(const Grader& grader, const json& entry, const Sandbox& sandbox,
+                     const std::vector<FormatRow>& rows) {
+  for (const FormatRow& row : rows) {
+    SECTION(row.name) {
+      Answer answer;
+      answer.text = row.text;
+      GradeContext context;
+      context.sandbox = &sandbox;
+      const Grade grade = grader.Run(entry, answer, context);
+      INFO(grade.reason << " " << grade.evidence.dump());
+      REQUIRE(grade.status == GradeStatus::kGraded);
+      CHECK(ZxScore(grade) == row.zx_score);
+      std::string failed, detail;
+      for (const auto& c : grade.evidence["criteria"]) {
+        if (c["pass"] == false && failed.empty()) {
+          failed = c["id"].get<std::string>();
+          detail = c["evidence"].get<std::string>();
+        }
+      }
+      CHECK(failed == row.first_failure);
+      CHECK_THAT(detail, Catch::StartsWith(row.detail));
+    }
+  }
+}
+
 // SOC2-F-H-yaml (v2, YAML, the real entry in more_entries.json): PyYAML under zx-bench's
 // JSON-compatible profile (structuredFormats.py) in the sandbox, then the JSON path.
 TEST_CASE("zx structured_contract: SOC2-F-H-yaml (v2, YAML) scores as zx-bench scores it",
           "[graders][zxbench]") {
   const auto grader = MakeZxStructuredContractGrader();
-  json entry;
-  for (const auto& e : json::parse(testing::ReadFixture("zx-bench/more_entries.json"))) {
-    if (e.value("id", "") == "SOC2-F-H-yaml") entry = e;
-  }
-  REQUIRE(entry.is_object());
+  const json entry = MoreEntry("SOC2-F-H-yaml");
   const auto sandbox = MakeBubblewrapSandbox();
   if (auto why = sandbox->Unavailable()) {
     WARN("bubblewrap unavailable, YAML not tested: " << *why);
@@ -492,16 +531,10 @@ TEST_CASE("zx structured_contract: SOC2-F-H-yaml (v2, YAML) scores as zx-bench s
           "(install Debian's python3 and python3-yaml)");
     return;
   }
-  struct Row {
-    const char* name;
-    std::string yaml;
-    int zx_score;
-    const char* first_failure;  // "" when all pass
-  };
   const std::string good =
       "- code: \"000\"\n  name: \"x<y & z\"\n  note: 'C:\\tmp\\a'\n"
       "- code: \"002\"\n  name: \"false\"\n  note: \"\"\n";
-  const std::vector<Row> rows = {
+  CheckFormatRows(*grader, entry, *sandbox, {
       {"block YAML with quoted strings", good, 100, ""},
       {"JSON is YAML", R"([{"code":"000","name":"x<y & z","note":"C:\\tmp\\a"},)"
                        R"({"code":"002","name":"false","note":""}])", 100, ""},
@@ -516,25 +549,8 @@ TEST_CASE("zx structured_contract: SOC2-F-H-yaml (v2, YAML) scores as zx-bench s
       {"an explicit tag", "- code: !!str 000\n  name: x", 0, "raw_format"},
       {"a duplicate key", "- code: '000'\n  code: '001'", 0, "raw_format"},
       {"two documents", good + "---\n- a\n", 0, "raw_format"},
-      {"not YAML at all", "- [unclosed", 0, "raw_format"},
-  };
-  for (const Row& row : rows) {
-    SECTION(row.name) {
-      Answer answer;
-      answer.text = row.yaml;
-      GradeContext context;
-      context.sandbox = sandbox.get();
-      const Grade grade = grader->Run(entry, answer, context);
-      INFO(grade.reason << " " << grade.evidence.dump());
-      REQUIRE(grade.status == GradeStatus::kGraded);
-      CHECK(ZxScore(grade) == row.zx_score);
-      std::string failed;
-      for (const auto& c : grade.evidence["criteria"]) {
-        if (c["pass"] == false && failed.empty()) failed = c["id"].get<std::string>();
-      }
-      CHECK(failed == row.first_failure);
-    }
-  }
+      {"not YAML at all", "- [unclosed", 0, "raw_format", "Invalid raw YAML: "},
+  });
 }
 
 // TOML (v2 on): structuredFormats.py's TOML branch is tomllib.loads, then json.dumps with
@@ -543,11 +559,7 @@ TEST_CASE("zx structured_contract: SOC2-F-H-yaml (v2, YAML) scores as zx-bench s
 TEST_CASE("zx structured_contract: TOML answers are read by tomllib as zx-bench reads them",
           "[graders][zxbench]") {
   const auto grader = MakeZxStructuredContractGrader();
-  json entry;
-  for (const auto& e : json::parse(testing::ReadFixture("zx-bench/more_entries.json"))) {
-    if (e.value("id", "") == "SOC2-F-H-yaml") entry = e;
-  }
-  REQUIRE(entry.is_object());
+  json entry = MoreEntry("SOC2-F-H-yaml");
   entry["id"] = "SOC2-F-H-toml (constructed)";
   entry["requirements"]["format"] = "toml";
   auto& expected = entry["requirements"]["assertions"][0]["expected"];
@@ -563,15 +575,8 @@ TEST_CASE("zx structured_contract: TOML answers are read by tomllib as zx-bench 
           "installed (install Debian's python3)");
     return;
   }
-  struct Row {
-    const char* name;
-    std::string toml;
-    int zx_score;
-    const char* first_failure;  // "" when all pass
-    const char* detail;         // the first failure's text starts so ("" to skip)
-  };
   const std::string tail = "\n[[records]]\ncode = \"002\"\nname = \"false\"\nnote = \"\"\n";
-  const std::vector<Row> rows = {
+  CheckFormatRows(*grader, entry, *sandbox, {
       {"arrays of tables",
        "[[records]]\ncode = \"000\"\nname = \"x<y & z\"\nnote = 'C:\\tmp\\a'\n" + tail, 100, "",
        ""},
@@ -593,28 +598,7 @@ TEST_CASE("zx structured_contract: TOML answers are read by tomllib as zx-bench 
       {"a key given twice", "[[records]]\ncode = \"000\"\ncode = \"001\"\n", 0, "raw_format",
        "Invalid raw TOML: Cannot overwrite a value"},
       {"JSON is not TOML", R"([{"code":"000"}])", 0, "raw_format", "Invalid raw TOML: "},
-  };
-  for (const Row& row : rows) {
-    SECTION(row.name) {
-      Answer answer;
-      answer.text = row.toml;
-      GradeContext context;
-      context.sandbox = sandbox.get();
-      const Grade grade = grader->Run(entry, answer, context);
-      INFO(grade.reason << " " << grade.evidence.dump());
-      REQUIRE(grade.status == GradeStatus::kGraded);
-      CHECK(ZxScore(grade) == row.zx_score);
-      std::string failed, detail;
-      for (const auto& c : grade.evidence["criteria"]) {
-        if (c["pass"] == false && failed.empty()) {
-          failed = c["id"].get<std::string>();
-          detail = c["evidence"].get<std::string>();
-        }
-      }
-      CHECK(failed == row.first_failure);
-      CHECK_THAT(detail, Catch::StartsWith(row.detail));
-    }
-  }
+  });
 }
 
 TEST_CASE("zx structured_contract: what is not graded", "[graders][zxbench]") {
