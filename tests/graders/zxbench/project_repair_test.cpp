@@ -215,10 +215,18 @@ TEST_CASE("zx project_repair: what cannot run here is skipped at load, naming wh
     entry["language"] = "rust";
     CHECK(ProjectRepair().Unrunnable(entry) ==
           "needs the Docker image rust:1-alpine: evalrun has no stand-in for it");
-    entry["requirements"]["image"] = "maven:3.9-eclipse-temurin-17-alpine";
+    entry["language"] = "php";
     CHECK(ProjectRepair().Unrunnable(entry) ==
-          "needs the Docker image maven:3.9-eclipse-temurin-17-alpine: evalrun has no stand-in "
-          "for it");
+          "needs the Docker image php:8.2-cli-alpine: evalrun has no stand-in for it");
+    entry["requirements"]["image"] = "zxbench-java-spring:3.2.5";
+    CHECK(ProjectRepair().Unrunnable(entry) ==
+          "needs the Docker image zxbench-java-spring:3.2.5: evalrun has no stand-in for it");
+  }
+  SECTION("java's image stands in, or names the package it needs") {
+    entry["language"] = "java";
+    const std::string why = ProjectRepair().Unrunnable(entry);
+    CHECK((why.empty() ||
+           why.rfind("stands in for maven:3.9-eclipse-temurin-17-alpine") != std::string::npos));
   }
   SECTION("the network") {
     entry["requirements"]["executionPolicy"] = {{"network", "required"}};
