@@ -434,8 +434,12 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
     ++regraded;
     std::vector<std::string> diffs;
     if (now.status != g.status) {
-      diffs.push_back(std::string("status ") + GradeStatusName(g.status) + " vs " +
-                      GradeStatusName(now.status));
+      std::string diff = std::string("status ") + GradeStatusName(g.status) + " vs " +
+                         GradeStatusName(now.status);
+      // A grade the run's machine could not give (an older Go there, say) says why: a reader can
+      // tell an honest environment from a hidden failure.
+      if (g.status == GradeStatus::kEnvError) diff += " (the run's reason: " + Quote(g.reason) + ")";
+      diffs.push_back(diff);
     }
     if (now.score != g.score) {
       diffs.push_back("score " + EcmaNumber(g.score) + " vs " + EcmaNumber(now.score));

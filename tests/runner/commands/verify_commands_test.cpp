@@ -109,6 +109,18 @@ TEST_CASE("verify: a fresh export of a pinned run verifies, and each edit fails 
        },
        {"hash: FAILED", "grades: FAILED", "task '" + fail_id + "': the bundle's grade differs",
         "passed true vs false", "figures: FAILED", "summary.passed: the bundle has"}},
+      // A failure hidden as an environment error (left out of the score) is caught, and the
+      // line quotes the run's reason so that a reader can judge it.
+      {"a grade turned into an environment error",
+       [&](json& d) {
+         json& g = d["tasks"][fail]["grade"];
+         g["status"] = "env_error";
+         g["reason"] = "the host's Go (go1.19.8) is older than the module's Go 1.22";
+       },
+       {"hash: FAILED", "grades: FAILED",
+        "task '" + fail_id + "': the bundle's grade differs",
+        "status env_error vs graded (the run's reason: \"the host's Go (go1.19.8) is older "
+        "than the module's Go 1.22\")"}},
       {"a timing sample",
        [&](json& d) { d["tasks"][pass]["requests"][0]["last_ns"] = 987654321; },
        {"hash: FAILED", "changed: " + pass_part, "grades: ok", "figures: FAILED",
