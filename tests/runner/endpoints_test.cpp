@@ -2,10 +2,6 @@
 // binary against three mock endpoints: the same grades as one endpoint, every request recording
 // where it went, a speed section per endpoint, mixed models refused or stated, and an endpoint
 // that goes away mid-run while the others finish its tasks.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,9 +9,9 @@
 #include <memory>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "tests/support/catch.h"
+#include "tests/support/evalrun_process.h"
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -30,24 +26,9 @@ using evalrun::GradeStatus;
 using evalrun::MockConfig;
 using evalrun::MockServer;
 using evalrun::ResultStore;
+using evalrun::testing::Slurp;
+using evalrun::testing::TempDir;
 using json = nlohmann::json;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char pattern[] = "/tmp/evalrun-endpoints-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string File(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A suite of `n` tasks answering "ANSWER: <i>", committed in a git repository (so that its
 // bundle verifies offline), and the mock's table: task i right unless i % 3 == 2.
@@ -77,44 +58,14 @@ std::vector<evalrun::MockAnswer> WriteSuite(const fs::path& repo, int n) {
   return answers;
 }
 
-struct Output {
-  int code = -1;
-  std::string err;
-  std::string out;
-};
+using Output = evalrun::testing::ProcessResult;
 
 // Runs the evalrun binary (bounded), stderr and stdout captured.
 Output Run(const std::vector<std::string>& args, const TempDir& dir, double timeout_s = 200) {
-  const std::string err_path = dir.File("cmd.err");
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    FILE* err = std::fopen(err_path.c_str(), "w");
-    if (err) dup2(fileno(err), STDERR_FILENO);
-    FILE* out = std::fopen((err_path + ".out").c_str(), "w");
-    if (out) dup2(fileno(out), STDOUT_FILENO);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(EVALRUN_BINARY));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(EVALRUN_BINARY, argv.data());
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      FAIL("evalrun did not finish within " << timeout_s << " s: " << Slurp(err_path));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  Output o;
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.err = Slurp(err_path);
-  o.out = Slurp(err_path + ".out");
-  return o;
+  evalrun::testing::ProcessOptions options;
+  options.timeout_s = timeout_s;
+  return evalrun::testing::RunEvalrunBinary(args, dir.File("cmd.out"), dir.File("cmd.err"),
+                                            options);
 }
 
 MockConfig FastMock(std::vector<evalrun::MockAnswer> answers) {

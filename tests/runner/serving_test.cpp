@@ -2,8 +2,6 @@
 // away (503 "Loading model", refused connections), one that refuses the request for good, one
 // that refuses streamed tool calls or ignores tools, and prompts longer than the server's
 // context. The real binary against evalrun's mock, which imitates each behaviour by a flag.
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -13,6 +11,7 @@
 #include <thread>
 
 #include "tests/support/catch.h"
+#include "tests/support/evalrun_process.h"
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -31,23 +30,8 @@ using evalrun::MockConfig;
 using evalrun::MockServer;
 using evalrun::RequestOutcome;
 using evalrun::ResultStore;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char pattern[] = "/tmp/evalrun-serving-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string File(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using evalrun::testing::Slurp;
+using evalrun::testing::TempDir;
 
 // A suite of `n` tasks answering "ANSWER: <i>", and the mock's table answering each right.
 std::vector<evalrun::MockAnswer> WriteSuite(const fs::path& dir, int n) {
@@ -70,46 +54,16 @@ std::vector<evalrun::MockAnswer> WriteSuite(const fs::path& dir, int n) {
   return answers;
 }
 
-struct Output {
-  int code = -1;
-  std::string err;
-  std::string out;
-};
+using Output = evalrun::testing::ProcessResult;
 
-// Runs the evalrun binary in `cwd` (bounded), stderr captured, stdout discarded.
+// Runs the evalrun binary in `cwd` (bounded), stdout and stderr captured.
 Output Run(const std::vector<std::string>& args, const TempDir& dir, const fs::path& cwd = {},
            double timeout_s = 120) {
-  const std::string err_path = dir.File("cmd.err");
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
-    FILE* err = std::fopen(err_path.c_str(), "w");
-    if (err) dup2(fileno(err), STDERR_FILENO);
-    FILE* out = std::fopen((err_path + ".out").c_str(), "w");
-    if (out) dup2(fileno(out), STDOUT_FILENO);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(EVALRUN_BINARY));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(EVALRUN_BINARY, argv.data());
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      FAIL("evalrun did not finish within " << timeout_s << " s: " << Slurp(err_path));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  Output o;
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.err = Slurp(err_path);
-  o.out = Slurp(err_path + ".out");
-  return o;
+  evalrun::testing::ProcessOptions options;
+  options.cwd = cwd.string();
+  options.timeout_s = timeout_s;
+  return evalrun::testing::RunEvalrunBinary(args, dir.File("cmd.out"), dir.File("cmd.err"),
+                                            options);
 }
 
 std::vector<std::string> SuiteArgs(const std::string& suite, const std::string& endpoint,

@@ -1,46 +1,21 @@
 #pragma once
 // The synthetic run the command-line tests of export, verify and merge share: a temporary
-// folder, the real evalrun binary run with a bound (and none of the shard variables of the
-// environment it runs in), a 12-task suite pinned at two git commits (the second with task
-// t001's gold answer edited), a mock answering it (task i right unless i % 3 == 2), and a run of
-// it exported as a bundle. Header-only: EVALRUN_BINARY is each test program's own.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <csignal>
+// folder and the real evalrun binary (tests/support/evalrun_process.h), a 12-task suite pinned at
+// two git commits (the second with task t001's gold answer edited), a mock answering it (task i
+// right unless i % 3 == 2), and a run of it exported as a bundle. Header-only: EVALRUN_BINARY is
+// each test program's own.
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "plugins/mock_server.h"
 #include "results/store.h"
 #include "tests/support/catch.h"
+#include "tests/support/evalrun_process.h"
 
 namespace evalrun::testing {
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char pattern[] = "/tmp/evalrun-synthetic-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string File(const std::string& name) const { return (path / name).string(); }
-};
-
-inline std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 inline void Write(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -59,51 +34,15 @@ inline std::string Shell(const std::string& command) {
   return out;
 }
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = ProcessResult;
 
 // Runs the evalrun binary with `args` and `env` added to the environment (bounded: killed after
 // 120 s).
 inline Result Evalrun(const std::vector<std::string>& args, const TempDir& dir,
                       const std::vector<std::pair<std::string, std::string>>& env = {}) {
-  const std::string out_path = dir.File("stdout.txt"), err_path = dir.File("stderr.txt");
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    FILE* out = std::fopen(out_path.c_str(), "w");
-    FILE* err = std::fopen(err_path.c_str(), "w");
-    if (out) dup2(fileno(out), STDOUT_FILENO);
-    if (err) dup2(fileno(err), STDERR_FILENO);
-    for (const char* name : {"EVALRUN_SHARD", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
-                             "SLURM_ARRAY_TASK_MIN", "JOB_COMPLETION_INDEX"}) {
-      unsetenv(name);
-    }
-    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(EVALRUN_BINARY));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(EVALRUN_BINARY, argv.data());
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      FAIL("evalrun did not finish within 120 s: " << Slurp(err_path));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = Slurp(out_path);
-  r.err = Slurp(err_path);
-  return r;
+  ProcessOptions options;
+  options.env = env;
+  return RunEvalrunBinary(args, dir.File("stdout.txt"), dir.File("stderr.txt"), options);
 }
 
 inline const char* const kDimensions[] = {"math", "facts", "format"};
