@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "tests/support/catch.h"
+#include "tests/support/stored_run.h"
 #include "tests/support/evalrun_process.h"
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,8 @@ using evalrun::GradeStatus;
 using evalrun::MockConfig;
 using evalrun::MockServer;
 using evalrun::ResultStore;
+using evalrun::testing::OnlyRun;
+using evalrun::testing::Events;
 using evalrun::testing::Slurp;
 using evalrun::testing::TempDir;
 using json = nlohmann::json;
@@ -85,21 +88,6 @@ std::vector<std::string> SuiteArgs(const std::string& spec,
   args.insert(args.end(), {"--db", db, "--no-env", "--quiet", "--probe-interval", "0.5", "--out",
                            db + ".report"});
   return args;
-}
-
-std::string OnlyRun(const std::string& db) {
-  ResultStore store(db);
-  const auto runs = store.ListRuns();
-  REQUIRE(runs.size() == 1);
-  return runs.front().id;
-}
-
-std::vector<std::string> Events(const evalrun::RunData& run, const std::string& kind) {
-  std::vector<std::string> out;
-  for (const auto& e : run.events) {
-    if (e.kind == kind) out.push_back(e.message);
-  }
-  return out;
 }
 
 // task id -> (status, passed, score)

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "tests/support/catch.h"
+#include "tests/support/stored_run.h"
 #include "tests/support/evalrun_process.h"
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,8 @@ using evalrun::MockConfig;
 using evalrun::MockServer;
 using evalrun::RequestOutcome;
 using evalrun::ResultStore;
+using evalrun::testing::OnlyRun;
+using evalrun::testing::Events;
 using evalrun::testing::Slurp;
 using evalrun::testing::TempDir;
 
@@ -78,21 +81,6 @@ MockConfig FastMock(std::vector<evalrun::MockAnswer> answers) {
   config.decode_tps = 2000;
   config.answers = std::move(answers);
   return config;
-}
-
-std::string OnlyRun(const std::string& db) {
-  ResultStore store(db);
-  const auto runs = store.ListRuns();
-  REQUIRE(runs.size() == 1);
-  return runs.front().id;
-}
-
-std::vector<std::string> Events(const evalrun::RunData& run, const std::string& kind) {
-  std::vector<std::string> out;
-  for (const auto& e : run.events) {
-    if (e.kind == kind) out.push_back(e.message);
-  }
-  return out;
 }
 
 evalrun::RequestRecord Failed(RequestOutcome outcome, int status, const std::string& message) {

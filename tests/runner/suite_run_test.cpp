@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "tests/support/catch.h"
+#include "tests/support/stored_run.h"
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -29,6 +30,7 @@ namespace fs = std::filesystem;
 using evalrun::MockConfig;
 using evalrun::MockServer;
 using evalrun::ResultStore;
+using evalrun::testing::OnlyRun;
 
 struct TempDir {
   fs::path path;
@@ -140,13 +142,6 @@ void WaitForFinished(const std::string& db, int64_t count, const Child& child) {
     REQUIRE(std::chrono::steady_clock::now() < deadline);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-}
-
-std::string OnlyRun(const std::string& db) {
-  ResultStore store(db);
-  const auto runs = store.ListRuns();
-  REQUIRE(runs.size() == 1);
-  return runs.front().id;
 }
 
 // task id -> "status score passed"
