@@ -165,6 +165,25 @@ bool NewTopLevelPath(const std::string& inside) {
          std::find(std::begin(kTaken), std::end(kTaken), inside.substr(1)) == std::end(kTaken);
 }
 
+// A writable directory's place inside (SandboxRun::writable_dirs): absolute, no "..", not the
+// root, not in the system's read-only directories, /proc or /dev, and apart from the working copy.
+bool WritableDirPath(const std::string& inside, const std::string& work_path) {
+  if (inside.size() < 2 || inside[0] != '/' || !SafeRelativePath(inside.substr(1))) return false;
+  const std::string top = inside.substr(1, inside.find('/', 1) - 1);
+  static const char* const kSystem[] = {"usr",   "etc",   "bin",    "sbin", "lib",
+                                        "lib32", "lib64", "libx32", "proc", "dev"};
+  if (std::find(std::begin(kSystem), std::end(kSystem), top) != std::end(kSystem)) return false;
+  const auto within = [](const std::string& a, const std::string& b) {
+    return a == b || a.rfind(b + "/", 0) == 0;
+  };
+  return !within(inside, work_path) && !within(work_path, inside);
+}
+
+// The host directory behind the run's i-th writable directory.
+fs::path LayerDir(const Scratch& scratch, size_t i) {
+  return scratch.root() / "layer" / std::to_string(i);
+}
+
 std::string PrepareRun(const Scratch& scratch, const SandboxRun& run) {
   // The working copy's place inside.
   const std::string& inside = run.work_path;
@@ -186,6 +205,23 @@ std::string PrepareRun(const Scratch& scratch, const SandboxRun& run) {
     std::error_code ec;
     if (!fs::is_directory(run.workspace, ec)) {
       return "workspace '" + run.workspace + "' is not a directory";
+    }
+  }
+  for (size_t i = 0; i < run.writable_dirs.size(); ++i) {
+    const std::string& inside_dir = run.writable_dirs[i];
+    if (!WritableDirPath(inside_dir, inside)) {
+      return "writable directory '" + inside_dir +
+             "' must be an absolute path outside the system's directories and the work path";
+    }
+    std::error_code ec;
+    const fs::path host = LayerDir(scratch, i);
+    fs::create_directories(host, ec);
+    if (ec) return "cannot create a writable directory: " + ec.message();
+    // The sandbox user reaches it through the scratch directory, which is its own then too.
+    if (RunningAsRoot() && (lchown(scratch.root().c_str(), kSandboxUid, kSandboxGid) != 0 ||
+                            lchown(host.parent_path().c_str(), kSandboxUid, kSandboxGid) != 0 ||
+                            lchown(host.c_str(), kSandboxUid, kSandboxGid) != 0)) {
+      return std::string("cannot chown a writable directory: ") + std::strerror(errno);
     }
   }
   return PrepareWorkingCopy(scratch.root(), WorkDir(scratch, run), run.workspace.empty(), run);
@@ -815,11 +851,19 @@ class BubblewrapSandbox : public Sandbox {
         args.insert(args.end(), {"--ro-bind", top, top});
       }
     }
-    // /tmp holds at most one file's worth: it lives in memory.
-    const std::string tmp_size =
-        std::to_string(std::max<long>(run.limits.max_file_bytes, 1L << 20));
-    args.insert(args.end(), {"--proc", "/proc", "--dev", "/dev", "--size", tmp_size, "--tmpfs",
-                             "/tmp", "--bind", WorkDir(scratch, run).string(), inside_work});
+    // /tmp holds at most one file's worth when it lives in memory; a run that asks for it on
+    // disk (writable_dirs) gets it there instead, each file still capped.
+    args.insert(args.end(), {"--proc", "/proc", "--dev", "/dev"});
+    const auto& writable = run.writable_dirs;
+    if (std::find(writable.begin(), writable.end(), "/tmp") == writable.end()) {
+      const std::string tmp_size =
+          std::to_string(std::max<long>(run.limits.max_file_bytes, 1L << 20));
+      args.insert(args.end(), {"--size", tmp_size, "--tmpfs", "/tmp"});
+    }
+    for (size_t i = 0; i < writable.size(); ++i) {
+      args.insert(args.end(), {"--bind", LayerDir(scratch, i).string(), writable[i]});
+    }
+    args.insert(args.end(), {"--bind", WorkDir(scratch, run).string(), inside_work});
     for (const auto& name : run.read_only) {
       const std::string inside = inside_work + "/" + name;
       args.insert(args.end(), {"--ro-bind", (WorkDir(scratch, run) / name).string(), inside});
@@ -836,11 +880,15 @@ class BubblewrapSandbox : public Sandbox {
 };
 
 class UnsafeSandbox : public Sandbox {
+  static constexpr const char* kNoWritableDirs =
+      "writable directories outside the working copy need the bubblewrap sandbox";
+
  public:
   std::optional<std::string> Unavailable() const override { return std::nullopt; }
 
   SandboxResult Run(const SandboxRun& run) const override {
     if (run.argv.empty()) return SetupFailure("nothing to run");
+    if (!run.writable_dirs.empty()) return SetupFailure(kNoWritableDirs);
     const std::string executable = FindOnPath(run.argv[0]);
     if (executable.empty()) return SetupFailure(run.argv[0] + ": not found");
     Scratch scratch;
@@ -853,6 +901,7 @@ class UnsafeSandbox : public Sandbox {
 
   std::unique_ptr<SandboxSession> Start(const SandboxRun& run) const override {
     if (run.argv.empty()) return FailedSession("nothing to run");
+    if (!run.writable_dirs.empty()) return FailedSession(kNoWritableDirs);
     const std::string executable = FindOnPath(run.argv[0]);
     if (executable.empty()) return FailedSession(run.argv[0] + ": not found");
     auto scratch = std::make_unique<Scratch>();

@@ -47,6 +47,11 @@ struct SandboxRun {
   // trusts. When evalrun runs as root, the directory is handed to the sandbox user.
   std::string cache;
   std::string cache_path = "/cache";
+  // Absolute paths outside the working copy, each an empty writable directory on disk that
+  // vanishes with the run, as a container's own writable layer: "/tmp" on disk instead of the
+  // size-capped tmpfs (a database's files), "/var/run/postgresql" (where a server puts its
+  // socket). Only a sandbox that relocates() honours it; the unsafe one refuses the run.
+  std::vector<std::string> writable_dirs;
 };
 
 struct SandboxResult {

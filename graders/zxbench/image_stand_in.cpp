@@ -1,6 +1,9 @@
 // Stand-ins for zx-bench's Docker images (graders/zxbench/image_stand_in.h).
 #include "graders/zxbench/image_stand_in.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -40,15 +43,47 @@ for p in /usr/local/bin /usr/bin /bin; do [ -d "$p" ] && cp -rsn "$p"/. "$d"/ 2>
 rm -f "$d/valgrind" "$d"/valgrind-* "$d/clang" "$d/clang++" "$d"/clang-[0-9]* "$d"/clang++-[0-9]* \
   "$d/clang-tidy" "$d/clang-format" "$d/cppcheck" "$d/gdb"
 [ -x "$d/sh" ] || exit 125
-PATH=$d:/usr/sbin:/sbin
+PATH=$2$d:/usr/sbin:/sbin
 export PATH
 exec sh -c "$cmd"
 )SH";
 
-std::string ProgramVersion(const Sandbox& sandbox, const std::string& program) {
+// Where `program` is for the stand-in: its own directories first, then the sandbox's PATH; ""
+// when nowhere.
+std::string FindProgram(const ImageStandIn& stand_in, const std::string& program) {
+  for (const std::string& dir : stand_in.path_dirs) {
+    const std::string path = dir + "/" + program;
+    if (access(path.c_str(), X_OK) == 0) return path;
+  }
+  return FindSandboxProgram(program);
+}
+
+// The host's PostgreSQL server programs: /usr/lib/postgresql/15/bin when there (the image's
+// major version), else the newest installed; "" when none is.
+std::string PostgresBin() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::string best;
+  int best_major = -1;
+  for (fs::directory_iterator it("/usr/lib/postgresql", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const int major = std::atoi(name.c_str());
+    if (major <= 0 || access((it->path() / "bin/initdb").c_str(), X_OK) != 0) continue;
+    const int rank = major == 15 ? 1000 : major;
+    if (rank > best_major) {
+      best_major = rank;
+      best = (it->path() / "bin").string();
+    }
+  }
+  return best;
+}
+
+std::string ProgramVersion(const Sandbox& sandbox, const ImageStandIn& stand_in,
+                           const std::string& program) {
   static std::mutex mutex;
   static std::map<std::string, std::string> cache;
-  const std::string path = FindSandboxProgram(program);
+  const std::string path = FindProgram(stand_in, program);
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = cache.find(path); it != cache.end()) return it->second;
@@ -61,7 +96,7 @@ std::string ProgramVersion(const Sandbox& sandbox, const std::string& program) {
     SandboxRun run;
     run.argv = program == "busybox" ? std::vector<std::string>{"busybox"}
                : program == "go"    ? std::vector<std::string>{"go", "version"}
-                                    : std::vector<std::string>{program, "--version"};
+                                    : std::vector<std::string>{path, "--version"};
     run.limits.wall_seconds = 10;
     run.limits.memory_bytes = 4L << 30;  // node reserves address space up front
     const SandboxResult r = sandbox.Run(run);
@@ -79,24 +114,27 @@ ImageStandIn StandInFor(const std::string& image) {
   using Kind = ImageStandIn::Kind;
   const std::pair<std::string, std::string> busybox = {"busybox", "busybox"};
   if (image == "python:3.12-alpine") {
-    return {Kind::kAlpine, image, {busybox, {"python3", "python3"}}, {"python3"}, {}};
+    return {Kind::kAlpine, image, {busybox, {"python3", "python3"}}, {"python3"}, {}, {}, {}};
   }
   // node:22-alpine (zx-bench's shell loop, CLI-CN-031): the host's node too, whatever its
   // version (Debian 12 has 18, Debian 13 20); the entry's setup only writes files with it.
   if (image == "node:20-alpine" || image == "node:22-alpine") {
-    return {Kind::kAlpine, image, {busybox, {"node", "nodejs"}}, {"node"}, {}};
+    return {Kind::kAlpine, image, {busybox, {"node", "nodejs"}}, {"node"}, {}, {}, {}};
   }
-  if (image == "bash:5") return {Kind::kAlpine, image, {busybox, {"bash", "bash"}}, {"bash"}, {}};
+  if (image == "bash:5")
+    return {Kind::kAlpine, image, {busybox, {"bash", "bash"}}, {"bash"}, {}, {}, {}};
   // The image sets GOTOOLCHAIN=local and GOPATH=/go (world-writable there; /tmp/go here). It
   // has no C compiler, so Go 1.22 builds without cgo, which Debian 12's Go 1.19 must be told.
   // GOPROXY=off: the container has no network either, and this says so at once.
   if (image == "golang:1.22-alpine") {
-    return {Kind::kAlpine,
-            image,
-            {busybox, {"go", "golang-go"}},
-            {"go"},
-            {"GOTOOLCHAIN=local", "CGO_ENABLED=0", "GOPATH=/tmp/go", "GOPROXY=off",
-             "GOTELEMETRY=off"}};
+    return {
+        Kind::kAlpine,
+        image,
+        {busybox, {"go", "golang-go"}},
+        {"go"},
+        {"GOTOOLCHAIN=local", "CGO_ENABLED=0", "GOPATH=/tmp/go", "GOPROXY=off", "GOTELEMETRY=off"},
+        {},
+        {}};
   }
   // maven:3.9-eclipse-temurin-17-alpine (project_repair's java): BusyBox, the host's JDK (Debian
   // 12's is 17, as the image's; Debian 13's 21) and bash, which the image has. Not mvn: the
@@ -109,7 +147,9 @@ ImageStandIn StandInFor(const std::string& image) {
              {"javac", "default-jdk-headless"},
              {"bash", "bash"}},
             {"java", "javac", "bash"},
-            {"JAVA_TOOL_OPTIONS=-XX:MaxRAM=512m -XX:ActiveProcessorCount=1"}};
+            {"JAVA_TOOL_OPTIONS=-XX:MaxRAM=512m -XX:ActiveProcessorCount=1"},
+            {},
+            {}};
   }
   if (image == "gcc:13") {
     return {Kind::kDebian,
@@ -122,9 +162,30 @@ ImageStandIn StandInFor(const std::string& image) {
              {"g++", "g++"},
              {"make", "make"}},
             {},
+            {},
+            {},
             {}};
   }
-  return {Kind::kNone, image, {}, {}, {}};
+  // postgres:15: zx-bench's SQL tests start the server themselves (initdb, pg_ctl) as the
+  // image's user, with its files under /tmp and its socket in /var/run/postgresql.
+  if (image == "postgres:15") {
+    ImageStandIn s{Kind::kDebian,
+                   image,
+                   {{"sh", "dash"},
+                    {"bash", "bash"},
+                    {"psql", "postgresql-client"},
+                    {"initdb", "postgresql"},
+                    {"pg_ctl", "postgresql"},
+                    {"postgres", "postgresql"}},
+                   {},
+                   {},
+                   {},
+                   {}};
+    if (std::string bin = PostgresBin(); !bin.empty()) s.path_dirs.push_back(std::move(bin));
+    s.writable_dirs = {"/tmp", "/var/run/postgresql"};
+    return s;
+  }
+  return {Kind::kNone, image, {}, {}, {}, {}, {}};
 }
 
 std::string StandInUnavailable(const ImageStandIn& stand_in) {
@@ -132,7 +193,7 @@ std::string StandInUnavailable(const ImageStandIn& stand_in) {
     return "needs the Docker image " + stand_in.image + ": evalrun has no stand-in for it";
   }
   for (const auto& [program, package] : stand_in.programs) {
-    if (FindSandboxProgram(program).empty()) {
+    if (FindProgram(stand_in, program).empty()) {
       return program + " is not installed (Debian package " + package + "): it stands in for " +
              stand_in.image;
     }
@@ -150,16 +211,18 @@ std::vector<std::string> StandInShell(const ImageStandIn& stand_in, const std::s
     argv.insert(argv.end(), stand_in.runtimes.begin(), stand_in.runtimes.end());
     return argv;
   }
+  std::string path_dirs;
+  for (const std::string& dir : stand_in.path_dirs) path_dirs += dir + ":";
   argv.insert(argv.end(), {"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory",
                            "GIT_CONFIG_VALUE_0=/workspace", "sh", "-c", kDebianPrelude, "sh",
-                           command});
+                           command, path_dirs});
   return argv;
 }
 
 json StandInEvidence(const Sandbox& sandbox, const ImageStandIn& stand_in) {
   json programs = json::object();
   for (const auto& [program, package] : stand_in.programs) {
-    programs[program] = ProgramVersion(sandbox, program);
+    programs[program] = ProgramVersion(sandbox, stand_in, program);
   }
   const bool alpine = stand_in.kind == ImageStandIn::Kind::kAlpine;
   std::string userland = "the host's Debian userland";

@@ -15,6 +15,10 @@
 //   gcc:13 (Debian bookworm's userland): the host's own programs: dash as sh, bash, coreutils,
 //     git, python3, gcc, g++, make; less those the image lacks and scripts probe for to pick a
 //     path (valgrind, clang, clang-tidy, clang-format, cppcheck, gdb).
+//   postgres:15 (Debian bookworm's userland too): the same host programs with the host's
+//     PostgreSQL server programs first on PATH (/usr/lib/postgresql/N/bin: Debian 12 has 15,
+//     Debian 13 17), /tmp on disk for the database's files and a writable /var/run/postgresql
+//     for the server's socket, as the image has.
 // Thread-safe.
 #include <string>
 #include <utility>
@@ -38,6 +42,10 @@ struct ImageStandIn {
   std::vector<std::string> runtimes;
   // The image's own environment ("NAME=value"), set before the command.
   std::vector<std::string> env;
+  // Host directories put first on PATH (Debian kind), searched first for `programs` too.
+  std::vector<std::string> path_dirs;
+  // Directories the image lets its user write outside the workspace (SandboxRun::writable_dirs).
+  std::vector<std::string> writable_dirs;
 };
 
 // The stand-in for `image`; kind kNone for an image evalrun has none for.

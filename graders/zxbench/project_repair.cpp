@@ -50,27 +50,40 @@ using js::ToWellFormedUtf8;
 using nlohmann::json;
 using zx::AsciiLower;
 using zx::IsWordChar;
+using zx::JsSplit;
 using zx::Member;
 using zx::SkipJsSpaces;
-using zx::JsSplit;
 using zx::StartsWithNoCase;
 
 constexpr std::string_view kName = "zxbench:project_repair";
 constexpr std::string_view kVersion = "1";
 constexpr std::string_view kZxEvaluator = "project_repair 1.2.0";
-constexpr double kTestSeconds = 120;      // runScript's timeout (180 s for SQL: no stand-in)
+constexpr double kTestSeconds = 120;      // runScript's timeout
+constexpr double kSqlTestSeconds = 180;   // ... for SQL, whose tests start a server first
 constexpr size_t kOutputBytes = 8 << 20;  // runInContainer's maxOutputBytes
 constexpr size_t kEvidenceStream = 2000;  // EVIDENCE_STREAM_LIMIT
 
-// projectRepair.ts LANG_IMAGE: the image when requirements.image is not set.
-std::string ImageFor(const json& spec) {
-  const json& image = Member(Member(spec, "requirements"), "image");
-  if (image.is_string()) return image.get<std::string>();
+// (scenario.language || 'python').toLowerCase()
+std::string Language(const json& spec) {
   std::string lang =
       Member(spec, "language").is_string() && !spec["language"].get<std::string>().empty()
           ? spec["language"].get<std::string>()
           : "python";
   for (char& c : lang) c = AsciiLower(c);
+  return lang;
+}
+
+// runScript's `pg` option: SQL entries' tests find a PostgreSQL server running.
+bool WithPostgres(const json& spec) {
+  const std::string lang = Language(spec);
+  return lang == "sql" || lang == "postgresql";
+}
+
+// projectRepair.ts LANG_IMAGE: the image when requirements.image is not set.
+std::string ImageFor(const json& spec) {
+  const json& image = Member(Member(spec, "requirements"), "image");
+  if (image.is_string()) return image.get<std::string>();
+  const std::string lang = Language(spec);
   static const std::map<std::string, std::string> kImages = {
       {"python", "python:3.12-alpine"},
       {"javascript", "node:20-alpine"},
@@ -410,10 +423,18 @@ struct TestRun {
   }
 };
 
-// runScript: a fresh workspace with every file (0755 when it starts with "#!"), `sh -c script`.
+// runScript's prelude for SQL entries, word for word: a new cluster under /tmp owned by the
+// image's user, trusted, started on 127.0.0.1:5432 before the test's script.
+constexpr std::string_view kPostgresSetup =
+    "export PGDATA=/tmp/pgdata && "
+    "initdb -D \"$PGDATA\" -U postgres --auth=trust >/dev/null 2>&1 && "
+    "pg_ctl -D \"$PGDATA\" -w -o '-p 5432 -c listen_addresses=127.0.0.1' start >/dev/null 2>&1";
+
+// runScript: a fresh workspace with every file (0755 when it starts with "#!"), `sh -c script`
+// (after kPostgresSetup when `postgres`).
 TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
                 const std::vector<std::pair<std::string, std::string>>& files,
-                const std::string& description, const std::string& script) {
+                const std::string& description, const std::string& script, bool postgres) {
   namespace fs = std::filesystem;
   TestRun run{description, {}, false};
   ScratchDirectory dir;
@@ -440,12 +461,17 @@ TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
   SandboxRun request;
   request.workspace = dir.path();
   request.work_path = "/workspace";
-  request.argv = zx::StandInShell(stand_in, script, env);
-  request.limits.wall_seconds = kTestSeconds;
-  request.limits.cpu_seconds = kTestSeconds;
-  // Address space, not the container's 512 MB of memory: V8, Go and the JVM reserve far more
-  // than they use (the go command, the programs it builds and the JVM get 8 GiB).
-  request.limits.memory_bytes = has("go") || has("java") ? 8L << 30 : node ? 4L << 30 : 1L << 30;
+  request.argv = zx::StandInShell(
+      stand_in, postgres ? std::string(kPostgresSetup) + " && " + script : script, env);
+  request.writable_dirs = stand_in.writable_dirs;
+  request.limits.wall_seconds = postgres ? kSqlTestSeconds : kTestSeconds;
+  request.limits.cpu_seconds = request.limits.wall_seconds;
+  // Address space, not the container's 512 MB of memory (1024 MB with a server): V8, Go and the
+  // JVM reserve far more than they use (the go command, the programs it builds and the JVM get
+  // 8 GiB), and each PostgreSQL process maps the server's shared memory.
+  request.limits.memory_bytes = has("go") || has("java") ? 8L << 30
+                                : node || postgres       ? 4L << 30
+                                                         : 1L << 30;
   request.limits.max_processes = 256;
   request.limits.max_file_bytes = 256L << 20;
   request.limits.max_output_bytes = kOutputBytes + 1;
@@ -508,6 +534,121 @@ bool FileList(const json& v) {
   });
 }
 
+// ---- Packages the tests would download ---------------------------------------------------------
+
+// Where the host's Debian python3 packages live: the host's python3 stands in for the image's.
+constexpr const char* kDistPackages = "/usr/lib/python3/dist-packages";
+
+// PEP 503's normal form of a distribution name, with '_' as metadata directories spell it.
+std::string NormalName(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    const bool sep = c == '-' || c == '_' || c == '.';
+    if (sep && !out.empty() && out.back() == '_') continue;
+    out += sep ? '_' : AsciiLower(c);
+  }
+  return out;
+}
+
+// The version of distribution `name` that a Debian python3 package installed, or "" when none
+// did (its <Name>-<version>.egg-info or .dist-info in dist-packages).
+std::string DebianPythonPackage(const std::string& name) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string want = NormalName(name);
+  for (fs::directory_iterator it(kDistPackages, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string file = it->path().filename().string();
+    for (std::string_view suffix : {".egg-info", ".dist-info"}) {
+      if (file.size() <= suffix.size() || file.compare(file.size() - suffix.size(), suffix.size(),
+                                                       suffix) != 0) {
+        continue;
+      }
+      const std::string stem = file.substr(0, file.size() - suffix.size());
+      const size_t dash = stem.find('-');
+      if (dash != std::string::npos && NormalName(stem.substr(0, dash)) == want) {
+        return stem.substr(dash + 1);
+      }
+    }
+  }
+  return "";
+}
+
+// The distributions a dependency preflight installs when it is one `pip install` of named
+// packages (`pip install ...` or `python -m pip install ...`, options and their values skipped);
+// nullopt for anything else (npm, cargo, dotnet, a requirements file, more than one command).
+std::optional<std::vector<std::string>> PipPackages(const std::string& command) {
+  std::vector<std::string> words;
+  for (std::string_view w : JsSplit(command, ' ')) {
+    if (!w.empty()) words.emplace_back(w);
+  }
+  size_t i = 0;
+  if (i + 1 < words.size() && words[i].rfind("python", 0) == 0 && words[i + 1] == "-m") i += 2;
+  if (i + 1 >= words.size() || (words[i] != "pip" && words[i] != "pip3") ||
+      words[i + 1] != "install") {
+    return std::nullopt;
+  }
+  static const std::set<std::string> kWithValue = {
+      "--target", "-t", "--prefix", "--root", "-i", "--index-url", "--extra-index-url",
+      "--cache-dir", "--python-version", "--platform", "--timeout", "--retries"};
+  std::vector<std::string> packages;
+  for (i += 2; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "-r" || w == "--requirement" || w == "-e" || w == "--editable" ||
+        w.find_first_of(";&|<>$`'\"()") != std::string::npos) {
+      return std::nullopt;
+    }
+    if (w[0] == '-') {
+      if (kWithValue.count(w) != 0) ++i;
+      continue;
+    }
+    // "requests>=2", "requests[socks]": the name before any extra or version.
+    const size_t end = w.find_first_of("[<>=!~ ");
+    packages.push_back(w.substr(0, end));
+  }
+  if (packages.empty()) return std::nullopt;
+  return packages;
+}
+
+// For a project whose tests install packages over the network: the host's Debian copies that
+// stand in for the download (name -> "python3-requests 2.28.1, the host's"), or why it cannot
+// run offline. zx-bench opens the network for these containers; evalrun's sandbox never does.
+// A `pip install` of packages Debian installed for the host's python3 (the image's runtime here)
+// is served by those copies: the test's own pip call finds no pip and no network, and the import
+// finds the host's package, as it finds the downloaded one in zx-bench.
+struct OfflineDependencies {
+  json copies = json::object();
+  std::string unavailable;
+};
+
+OfflineDependencies DependenciesOffline(const json& req, const zx::ImageStandIn& stand_in) {
+  OfflineDependencies out;
+  const std::string network =
+      "needs the network (requirements.executionPolicy.network: required), which evalrun's "
+      "sandbox never opens";
+  const json& preflight = Member(Member(Member(req, "executionPolicy"), "dependencyPreflight"),
+                                 "command");
+  const bool python = std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), "python3") !=
+                      stand_in.runtimes.end();
+  const auto packages =
+      preflight.is_string() && python ? PipPackages(preflight.get<std::string>()) : std::nullopt;
+  if (!packages) {
+    out.unavailable = network;
+    return out;
+  }
+  for (const std::string& name : *packages) {
+    std::string debian = "python3-" + name;
+    for (char& c : debian) c = c == '_' || c == '.' ? '-' : AsciiLower(c);
+    const std::string version = DebianPythonPackage(name);
+    if (version.empty()) {
+      out.unavailable = network + ": its tests install " + name + "; with Debian's " + debian +
+                        " installed, they run offline on the host's copy";
+      return out;
+    }
+    out.copies[name] = debian + " " + version + ", the host's (pip would download the newest)";
+  }
+  return out;
+}
+
 std::string UnrunnableProject(const json& spec) {
   const json& req = Member(spec, "requirements");
   for (const char* key : {"files", "hiddenTestFiles"}) {
@@ -531,9 +672,9 @@ std::string UnrunnableProject(const json& spec) {
       return "zx-bench cannot run this entry: a hidden test is not {description, script}";
     }
   }
+  const zx::ImageStandIn stand_in = zx::StandInFor(ImageFor(spec));
   if (Member(Member(req, "executionPolicy"), "network") == "required") {
-    return "needs the network (requirements.executionPolicy.network: required), which evalrun's "
-           "sandbox never opens";
+    if (std::string why = DependenciesOffline(req, stand_in).unavailable; !why.empty()) return why;
   }
   const json& weights = Member(Member(spec, "scoring"), "weights");
   if (!weights.is_null() &&
@@ -541,7 +682,7 @@ std::string UnrunnableProject(const json& spec) {
        !std::all_of(weights.begin(), weights.end(), [](const json& w) { return w.is_number(); }))) {
     return "zx-bench cannot score this entry: scoring.weights is not an object of numbers";
   }
-  return zx::StandInUnavailable(zx::StandInFor(ImageFor(spec)));
+  return zx::StandInUnavailable(stand_in);
 }
 
 std::string Joined(const json& files) {
@@ -594,6 +735,9 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
                      {"stand_in", zx::StandInEvidence(*sandbox, stand_in)},
                      {"sandbox", sandbox->Describe()},
                      {"truncated", answer.truncated}};
+    if (Member(Member(req, "executionPolicy"), "network") == "required") {
+      evidence["offline_dependencies"] = DependenciesOffline(req, stand_in).copies;
+    }
     json parsed = json::array();
     for (const auto& [path, content] : replacements) parsed.push_back(path);
     evidence["files_replaced"] = parsed;
@@ -627,8 +771,8 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
         if (!script.is_string() || JsTrim(script.get<std::string>()).empty()) continue;
         const std::string description =
             Member(t, "description").is_string() ? t["description"].get<std::string>() : "";
-        const TestRun r =
-            RunTest(*sandbox, stand_in, files, description, script.get<std::string>());
+        const TestRun r = RunTest(*sandbox, stand_in, files, description, script.get<std::string>(),
+                                  WithPostgres(spec));
         ++ran;
         passed += r.passed() ? 1 : 0;
         runs.push_back(TestEvidence(r));

@@ -338,6 +338,41 @@ TEST_CASE("sandbox: a scratch directory holds several steps at a chosen work pat
   CHECK_FALSE(std::filesystem::exists(path));
 }
 
+// A container's writable layer: /tmp on disk past the tmpfs cap, and a directory a server puts
+// its socket in; both empty at each run and gone after it.
+TEST_CASE("sandbox: writable directories outside the working copy", "[sandbox]") {
+  SandboxRun run;
+  run.work_path = "/workspace";
+  run.writable_dirs = {"/tmp", "/var/run/postgresql"};
+  run.limits.max_file_bytes = 2L << 20;  // the tmpfs /tmp would hold 2 MiB in all
+  run.argv = {"sh", "-c",
+              "ls -A /tmp /var/run/postgresql; for i in 1 2 3; do head -c 1500000 /dev/zero > "
+              "/tmp/f$i || exit 9; done; echo ok > /var/run/postgresql/s && cat "
+              "/var/run/postgresql/s; du -sk /tmp | cut -f1; touch /var/run/other 2>/dev/null || "
+              "echo refused"};
+  CHECK(MakeUnsafeSandbox()->Run(run).stderr_text ==
+        "evalrun sandbox: writable directories outside the working copy need the bubblewrap "
+        "sandbox");
+  if (!HaveBubblewrap()) return;
+  for (int round = 0; round < 2; ++round) {  // the second run starts empty again
+    const SandboxResult r = Bubblewrap().Run(run);
+    INFO(r.stderr_text);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.stdout_text, Catch::StartsWith("/tmp:\n\n/var/run/postgresql:\nok\n"));
+    CHECK_THAT(r.stdout_text, Catch::EndsWith("\nrefused\n"));
+  }
+  // Without /tmp among them, /tmp is the capped tmpfs: the third file does not fit.
+  run.writable_dirs = {"/var/run/postgresql"};
+  CHECK(Bubblewrap().Run(run).exit_code == 9);
+  for (const char* bad : {"relative", "/", "/usr/x", "/etc", "/proc/x", "/dev/shm", "/workspace",
+                          "/workspace/x", "/a/../b"}) {
+    run.writable_dirs = {bad};
+    CHECK(Bubblewrap().Run(run).stderr_text ==
+          "evalrun sandbox: writable directory '" + std::string(bad) +
+              "' must be an absolute path outside the system's directories and the work path");
+  }
+}
+
 TEST_CASE("sandbox: start-up cost of a run", "[sandbox][benchmark]") {
   if (!HaveBubblewrap()) return;
   SandboxRun run;

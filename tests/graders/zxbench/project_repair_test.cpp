@@ -413,20 +413,23 @@ TEST_CASE("zx project_repair: the bank's other project entries run or are skippe
   const auto no_stand_in = [](const std::string& image) {
     return "needs the Docker image " + image + ": evalrun has no stand-in for it";
   };
+  // npm, cargo: the network. PY-001's pip install of requests runs offline on Debian's copy.
   const std::map<std::string, std::string> skipped = {
-      {"CP-L4-PY-001", network},
       {"CP-L4-RS-001", network},
       {"CP-L4-TS-001", network},
       {"CP-L4-TS-002", network},
       {"CP-L4-TS-003", network},
       {"CP-L4-JV-001", no_stand_in("zxbench-java-spring:3.2.5")},
-      {"CP-L4-RS-002", no_stand_in("rust:1-alpine")},
-      {"CP-L4-SQL-001", no_stand_in("postgres:15")}};
+      {"CP-L4-RS-002", no_stand_in("rust:1-alpine")}};
   for (const auto& [id, entry] : entries) {
     INFO(id);
     const std::string why = ProjectRepair().Unrunnable(entry);
     if (const auto it = skipped.find(id); it != skipped.end()) {
       CHECK(why == it->second);
+    } else if (id == "CP-L4-PY-001") {
+      CHECK((why.empty() || why == network + ": its tests install requests; with Debian's "
+                                             "python3-requests installed, they run offline on the "
+                                             "host's copy"));
     } else {
       // Runs here, or names the package its stand-in needs.
       CHECK((why.empty() || why.find("is not installed (Debian package") != std::string::npos));
@@ -459,6 +462,14 @@ TEST_CASE("zx project_repair: the bank's other project entries run or are skippe
       {"CP-L4-CC-001", "0/5 hidden tests pass, 1 file(s) replaced", 35, "BUILD-FAIL"},
       // javac and java in the maven image's stand-in: round((0 + 6 + 10 + 10) / .85) = 31.
       {"CP-L4-JV-002", "0/5 hidden tests pass, 1 file(s) replaced", 31, "FAIL: TaskQueue"},
+      // The missing price already reads 0 and the writer already writes all 1500 rows; the
+      // retry test patches `time.sleep`, which api_fetcher does not import: 2/3.
+      // round(67 * .35 + 15 + 0 + 10 + 10) = 58.
+      {"CP-L4-PY-001", "2/3 hidden tests pass, 1 file(s) replaced", 58, "Ran 1 test"},
+      // No V2 migration but the bad one: every test stops at need_v2, after starting PostgreSQL
+      // and seeding. round((0 + 0 + 10 + 10) / .85) = 24.
+      {"CP-L4-SQL-001", "0/5 hidden tests pass, 1 file(s) replaced", 24,
+       "FAIL: 未找到重写后的 V2 迁移"},
   };
   for (const Row& row : rows) {
     INFO(row.id);
@@ -472,6 +483,99 @@ TEST_CASE("zx project_repair: the bank's other project entries run or are skippe
     CHECK_THAT(first["stdout"].get<std::string>() + first["stderr"].get<std::string>(),
                Catch::Contains(row.first_output));
   }
+}
+
+json BankEntry(const std::string& id) {
+  const json bank = json::parse(testing::ReadFixture("zx-bench/project_repair_bank.json"));
+  for (const json& e : bank["entries"]) {
+    if (e["id"] == id) return e;
+  }
+  FAIL(id << " missing");
+  return {};
+}
+
+std::string BankReply(const std::string& id) {
+  static const json replies =
+      json::parse(testing::ReadFixture("zx-bench/project_repair_answers.json"));
+  return replies[id]["fix"].get<std::string>();
+}
+
+// CP-L4-SQL-001: zero-downtime migration, rollback and a report on PostgreSQL. Each hidden test
+// is a bash script that makes its own database on the server zx-bench starts first (initdb and
+// pg_ctl as the postgres:15 image's user, 180 s), seeds up to a million rows and times writes
+// during the migration. The stand-in is the host's PostgreSQL (15 on Debian 12, 17 on Debian 13)
+// with /tmp on disk. The repair: 5/5, three keywords of three, four files: 100 (P: no
+// functionName).
+TEST_CASE("zx project_repair: CP-L4-SQL-001 runs on a PostgreSQL server: the repair passes all five",
+          "[graders][zxbench][slow]") {
+  const json entry = BankEntry("CP-L4-SQL-001");
+  const std::string here = ProjectRepair().Unrunnable(entry);
+  CHECK((here.empty() || here.find("is not installed (Debian package postgresql") !=
+                                std::string::npos));
+  const auto fix = GradeHere(entry, BankReply("CP-L4-SQL-001"));
+  if (!fix) return;
+  INFO(fix->evidence.dump(1));
+  CHECK(fix->status == GradeStatus::kGraded);
+  CHECK(fix->reason == "5/5 hidden tests pass, 4 file(s) replaced");
+  CHECK(ZxScore(*fix) == 100);
+  CHECK(fix->evidence["image"] == "postgres:15");
+  CHECK_THAT(fix->evidence["stand_in"]["programs"]["postgres"].get<std::string>(),
+             Catch::StartsWith("postgres (PostgreSQL) "));
+  CHECK_THAT(fix->evidence["hidden_tests"][0]["stdout"].get<std::string>(),
+             Catch::Contains("PASS: 迁移期间写可用性达标"));
+  CHECK_THAT(fix->evidence["hidden_tests"][4]["stdout"].get<std::string>(),
+             Catch::Contains("PASS: 等价性通过、性能达标"));
+}
+
+// CP-L4-PY-001: its tests `pip install requests` (executionPolicy.network: required); here the
+// host's Debian python3-requests stands in for the download, named in the evidence. The repair:
+// 3/3, the entry function kept, three keywords of three: 100.
+TEST_CASE("zx project_repair: CP-L4-PY-001 runs offline on Debian's requests: the repair passes",
+          "[graders][zxbench]") {
+  const json entry = BankEntry("CP-L4-PY-001");
+  const auto fix = GradeHere(entry, BankReply("CP-L4-PY-001"));
+  if (!fix) return;
+  INFO(fix->evidence.dump(1));
+  CHECK(fix->status == GradeStatus::kGraded);
+  CHECK(fix->reason == "3/3 hidden tests pass, 5 file(s) replaced");
+  CHECK(ZxScore(*fix) == 100);
+  CHECK_THAT(fix->evidence["offline_dependencies"]["requests"].get<std::string>(),
+             Catch::Matches("python3-requests [0-9.]+(\\+[a-z0-9]+)?(-[0-9]+)?, the host's \\(pip "
+                            "would download the newest\\)"));
+}
+
+// Which preflights run offline: one `pip install` of packages Debian installed for the host's
+// python3; anything else (npm, cargo, a requirements file, a second command, a package the host
+// lacks, a non-Python image) still needs the network, and says which package would do.
+TEST_CASE("zx project_repair: a network preflight runs offline only on the host's Debian copies",
+          "[graders][zxbench]") {
+  json entry = BankEntry("CP-L4-PY-001");
+  const std::string network =
+      "needs the network (requirements.executionPolicy.network: required), which evalrun's "
+      "sandbox never opens";
+  json& preflight = entry["requirements"]["executionPolicy"]["dependencyPreflight"]["command"];
+  const auto why = [&](const std::string& command) {
+    preflight = command;
+    return ProjectRepair().Unrunnable(entry);
+  };
+  CHECK(why("python3 -m pip install -q --target /tmp/x zxbench-no-such_package==1") ==
+        network + ": its tests install zxbench-no-such_package; with Debian's "
+                  "python3-zxbench-no-such-package installed, they run offline on the host's "
+                  "copy");
+  // Runs where python3-requests is installed (scripts/install-deps.sh installs it).
+  const std::string requests = why("pip install --no-cache-dir requests");
+  CHECK((requests.empty() || requests.find("with Debian's python3-requests installed") !=
+                                 std::string::npos));
+  CHECK(why("pip install 'requests>=2'") == network);      // quoting is not parsed
+  for (const char* command :
+       {"npm install --ignore-scripts", "CARGO_HOME=/tmp/.cargo cargo fetch",
+        "pip install -r requirements.txt", "pip install requests && curl http://x",
+        "python -m pip install", "pip download requests"}) {
+    INFO(command);
+    CHECK(why(command) == network);
+  }
+  entry["language"] = "javascript";
+  CHECK(why("pip install requests") == network);
 }
 
 TEST_CASE("zx project_repair: the registry holds it under its zx-bench name",
