@@ -6,7 +6,8 @@
 # compiles and runs its Java repairs and Java projects (project_repair), mono-mcs with Mono's
 # System.Net.Http its C# ones, golang-go (with gcc, for -race) its Go repairs and projects;
 # busybox stands in for the Alpine images its shell tasks (cli_command) and projects run in;
-# postgresql for the postgres:15 image of its SQL project, whose tests start a server;
+# rustc and cargo for the rust:1-alpine image of its Rust project; postgresql for the
+# postgres:15 image of its SQL project, whose tests start a server;
 # python3-requests for the package a Python project's tests would download (evalrun's sandbox
 # has no network).
 # clang and libclang-rt-dev (libFuzzer's runtime) are for scripts/fuzz.sh: Debian 12 gives clang
@@ -20,7 +21,7 @@ packages=(
   catch2 libcli11-dev libfmt-dev libssl-dev libpcre2-dev bubblewrap ccache
   python3-yaml node-typescript default-jdk-headless
   mono-mcs mono-runtime libmono-system-net-http4.0-cil golang-go gcc busybox
-  postgresql python3-requests
+  rustc cargo postgresql python3-requests
   chromium
   clang libclang-rt-dev
 )

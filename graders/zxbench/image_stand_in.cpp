@@ -166,6 +166,18 @@ ImageStandIn StandInFor(const std::string& image) {
             {},
             {}};
   }
+  // rust:1-alpine: BusyBox, the host's cargo and rustc (Debian 12 has 1.63, Debian 13 1.85; the
+  // image has the newest) and the C compiler and binutils the image has as rustc's linker. The
+  // image's CARGO_HOME holds only its toolchain; the crates' index and downloads go under HOME.
+  if (image == "rust:1-alpine") {
+    return {Kind::kAlpine,
+            image,
+            {busybox, {"cargo", "cargo"}, {"rustc", "rustc"}, {"cc", "gcc"}, {"ld", "binutils"}},
+            {"cargo", "rustc", "rustdoc", "cc", "gcc", "ld", "as"},
+            {"CARGO_HOME=/tmp/.cargo", "CARGO_NET_OFFLINE=true"},
+            {},
+            {}};
+  }
   // postgres:15: zx-bench's SQL tests start the server themselves (initdb, pg_ctl) as the
   // image's user, with its files under /tmp and its socket in /var/run/postgresql.
   if (image == "postgres:15") {
@@ -227,8 +239,10 @@ json StandInEvidence(const Sandbox& sandbox, const ImageStandIn& stand_in) {
   const bool alpine = stand_in.kind == ImageStandIn::Kind::kAlpine;
   std::string userland = "the host's Debian userland";
   if (alpine) {
-    userland = "BusyBox applets";
-    for (const std::string& r : stand_in.runtimes) userland += " and the host's " + r;
+    userland = "BusyBox applets and the host's ";
+    for (size_t i = 0; i < stand_in.runtimes.size(); ++i) {
+      userland += (i == 0 ? "" : ", ") + stand_in.runtimes[i];
+    }
   }
   return {{"userland", userland}, {"programs", std::move(programs)}};
 }

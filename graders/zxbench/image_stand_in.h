@@ -10,6 +10,8 @@
 //     image's Go settings (GOTOOLCHAIN=local, and CGO_ENABLED=0 as Go 1.22 chooses without a C
 //     compiler); the build cache is the image's default under HOME, so each run starts cold as
 //     each container does.
+//   rust:1-alpine: BusyBox, the host's cargo and rustc, and cc, ld and as as rustc's linker
+//     (Debian 12 has Rust 1.63, Debian 13 1.85; the image, the newest).
 //   maven:3.9-eclipse-temurin-17-alpine: BusyBox, the host's java and javac and bash, the JVM
 //     held to the container's 512 MB and one processor (JAVA_TOOL_OPTIONS); no mvn.
 //   gcc:13 (Debian bookworm's userland): the host's own programs: dash as sh, bash, coreutils,

@@ -469,9 +469,9 @@ TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
   // Address space, not the container's 512 MB of memory (1024 MB with a server): V8, Go and the
   // JVM reserve far more than they use (the go command, the programs it builds and the JVM get
   // 8 GiB), and each PostgreSQL process maps the server's shared memory.
-  request.limits.memory_bytes = has("go") || has("java") ? 8L << 30
-                                : node || postgres       ? 4L << 30
-                                                         : 1L << 30;
+  request.limits.memory_bytes = has("go") || has("java") || has("rustc") ? 8L << 30
+                                : node || postgres                       ? 4L << 30
+                                                                         : 1L << 30;
   request.limits.max_processes = 256;
   request.limits.max_file_bytes = 256L << 20;
   request.limits.max_output_bytes = kOutputBytes + 1;
@@ -510,6 +510,35 @@ std::optional<std::string> OlderGo(const TestRun& t, const std::string& text,
          " and a build failed on it (\"note: module requires Go " + wanted +
          "\"): the image's Go would have built it, so the entry is not scored; install Go " +
          wanted + " or later as `go` (Debian 13's golang-go)";
+}
+
+// A build that failed on what the host's Rust lacks. rust:1-alpine carries the newest stable
+// Rust; the host's is Debian's (1.63 in Debian 12, 1.85 in 13). rustc reports a language feature
+// or library item stabilized after its own version as unstable (E0658), and cargo names the Rust
+// or edition a manifest or lock file needs. The image would have built it, so the failure is the
+// stand-in's and the entry an environment error, as with Go. rustc cannot tell such a gap from a
+// reply that uses a feature still unstable everywhere: that reply fails in zx-bench and is not
+// scored here either.
+std::optional<std::string> OlderRust(const TestRun& t, const std::string& text,
+                                     const json& stand_in) {
+  if (t.passed()) return std::nullopt;
+  static constexpr std::string_view kSigns[] = {
+      "error[E0658]", "or newer, while the currently active rustc version is", "feature `edition20",
+      "does not understand this lock file", "is older than the `20"};
+  size_t at = std::string::npos;
+  for (std::string_view sign : kSigns) at = std::min(at, text.find(sign));
+  if (at == std::string::npos) return std::nullopt;
+  const size_t begin = text.rfind('\n', at) == std::string::npos ? 0 : text.rfind('\n', at) + 1;
+  std::string line = text.substr(begin, text.find('\n', at) - begin);
+  if (line.size() > 160) line = line.substr(0, 157) + "...";
+  const json& rustc = Member(Member(stand_in, "programs"), "rustc");
+  const std::string host = rustc.is_string() ? rustc.get<std::string>() : "rustc";
+  return "the host's Rust (" + host +
+         ") is older than rust:1-alpine's newest stable Rust and a build failed on what it lacks "
+         "(\"" +
+         line +
+         "\"): the image's Rust would have built it, so the entry is not scored; install a newer "
+         "rustc and cargo as `rustc` and `cargo` (Debian 13's are 1.85)";
 }
 
 json TestEvidence(const TestRun& t) {
@@ -559,8 +588,8 @@ std::string DebianPythonPackage(const std::string& name) {
   for (fs::directory_iterator it(kDistPackages, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string file = it->path().filename().string();
     for (std::string_view suffix : {".egg-info", ".dist-info"}) {
-      if (file.size() <= suffix.size() || file.compare(file.size() - suffix.size(), suffix.size(),
-                                                       suffix) != 0) {
+      if (file.size() <= suffix.size() ||
+          file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0) {
         continue;
       }
       const std::string stem = file.substr(0, file.size() - suffix.size());
@@ -587,9 +616,18 @@ std::optional<std::vector<std::string>> PipPackages(const std::string& command) 
       words[i + 1] != "install") {
     return std::nullopt;
   }
-  static const std::set<std::string> kWithValue = {
-      "--target", "-t", "--prefix", "--root", "-i", "--index-url", "--extra-index-url",
-      "--cache-dir", "--python-version", "--platform", "--timeout", "--retries"};
+  static const std::set<std::string> kWithValue = {"--target",
+                                                   "-t",
+                                                   "--prefix",
+                                                   "--root",
+                                                   "-i",
+                                                   "--index-url",
+                                                   "--extra-index-url",
+                                                   "--cache-dir",
+                                                   "--python-version",
+                                                   "--platform",
+                                                   "--timeout",
+                                                   "--retries"};
   std::vector<std::string> packages;
   for (i += 2; i < words.size(); ++i) {
     const std::string& w = words[i];
@@ -625,8 +663,8 @@ OfflineDependencies DependenciesOffline(const json& req, const zx::ImageStandIn&
   const std::string network =
       "needs the network (requirements.executionPolicy.network: required), which evalrun's "
       "sandbox never opens";
-  const json& preflight = Member(Member(Member(req, "executionPolicy"), "dependencyPreflight"),
-                                 "command");
+  const json& preflight =
+      Member(Member(Member(req, "executionPolicy"), "dependencyPreflight"), "command");
   const bool python = std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), "python3") !=
                       stand_in.runtimes.end();
   const auto packages =
@@ -757,8 +795,12 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
       }
     }
 
-    const bool go = std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), "go") !=
-                    stand_in.runtimes.end();
+    const auto runtime = [&](const char* name) {
+      return std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), name) !=
+             stand_in.runtimes.end();
+    };
+    const bool go = runtime("go");
+    const bool rust = runtime("rustc");
     json runs = json::array();
     int passed = 0, ran = 0;
     std::optional<std::string> env_error;
@@ -783,6 +825,7 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
           break;
         }
         if (go && (env_error = OlderGo(r, text, image, evidence["stand_in"]))) break;
+        if (rust && (env_error = OlderRust(r, text, evidence["stand_in"]))) break;
       }
     }
     evidence["hidden_tests"] = runs;

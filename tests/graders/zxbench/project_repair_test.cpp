@@ -212,9 +212,10 @@ TEST_CASE("zx project_repair: what cannot run here is skipped at load, naming wh
   const std::string here = ProjectRepair().Unrunnable(entry);
   CHECK((here.empty() || here.find("is not installed") != std::string::npos));
   SECTION("an image without a stand-in") {
-    entry["language"] = "rust";
+    entry["language"] = "csharp";
     CHECK(ProjectRepair().Unrunnable(entry) ==
-          "needs the Docker image rust:1-alpine: evalrun has no stand-in for it");
+          "needs the Docker image mcr.microsoft.com/dotnet/sdk:8.0: evalrun has no stand-in for "
+          "it");
     entry["language"] = "php";
     CHECK(ProjectRepair().Unrunnable(entry) ==
           "needs the Docker image php:8.2-cli-alpine: evalrun has no stand-in for it");
@@ -419,8 +420,7 @@ TEST_CASE("zx project_repair: the bank's other project entries run or are skippe
       {"CP-L4-TS-001", network},
       {"CP-L4-TS-002", network},
       {"CP-L4-TS-003", network},
-      {"CP-L4-JV-001", no_stand_in("zxbench-java-spring:3.2.5")},
-      {"CP-L4-RS-002", no_stand_in("rust:1-alpine")}};
+      {"CP-L4-JV-001", no_stand_in("zxbench-java-spring:3.2.5")}};
   for (const auto& [id, entry] : entries) {
     INFO(id);
     const std::string why = ProjectRepair().Unrunnable(entry);
@@ -470,6 +470,10 @@ TEST_CASE("zx project_repair: the bank's other project entries run or are skippe
       // and seeding. round((0 + 0 + 10 + 10) / .85) = 24.
       {"CP-L4-SQL-001", "0/5 hidden tests pass, 1 file(s) replaced", 24,
        "FAIL: 未找到重写后的 V2 迁移"},
+      // The crate does not build as given (iter.rs calls Shard::entries, which is not there):
+      // no functionName, no keyword in Cargo.toml, round((0 + 0 + 10 + 10) / .85) = 24.
+      {"CP-L4-RS-002", "0/5 hidden tests pass, 1 file(s) replaced", 24,
+       "no method named `entries`"},
   };
   for (const Row& row : rows) {
     INFO(row.id);
@@ -504,7 +508,8 @@ std::string BankReply(const std::string& id) {
 // is a bash script that makes its own database on the server zx-bench starts first (initdb and
 // pg_ctl as the postgres:15 image's user, 180 s), seeds up to a million rows and times writes
 // during the migration. The stand-in is the host's PostgreSQL (15 on Debian 12, 17 on Debian 13)
-// with /tmp on disk. The repair: 5/5, three keywords of three, four files: 100 (P: no
+// with /tmp on disk. The repair (its backfill paused between batches, so the test's inserts keep
+// their share of a loaded machine): 5/5, three keywords of three, four files: 100 (P: no
 // functionName).
 TEST_CASE("zx project_repair: CP-L4-SQL-001 runs on a PostgreSQL server: the repair passes all five",
           "[graders][zxbench][slow]") {
@@ -525,6 +530,57 @@ TEST_CASE("zx project_repair: CP-L4-SQL-001 runs on a PostgreSQL server: the rep
              Catch::Contains("PASS: 迁移期间写可用性达标"));
   CHECK_THAT(fix->evidence["hidden_tests"][4]["stdout"].get<std::string>(),
              Catch::Contains("PASS: 等价性通过、性能达标"));
+}
+
+// CP-L4-RS-002: a sharded concurrent map to make deadlock-free and atomic. Each hidden test is a
+// `cargo test` in rust:1-alpine; the stand-in is BusyBox with the host's cargo and rustc (and cc
+// as the linker), offline, the target directory fresh per test. The repair: 5/5, both keywords,
+// four files: 100.
+TEST_CASE("zx project_repair: CP-L4-RS-002 runs its cargo tests: the repair passes all five",
+          "[graders][zxbench][slow]") {
+  const json entry = BankEntry("CP-L4-RS-002");
+  const std::string here = ProjectRepair().Unrunnable(entry);
+  CHECK((here.empty() || here.find("stands in for rust:1-alpine") != std::string::npos));
+  const auto fix = GradeHere(entry, BankReply("CP-L4-RS-002"));
+  if (!fix) return;
+  INFO(fix->evidence.dump(1));
+  CHECK(fix->status == GradeStatus::kGraded);
+  CHECK(fix->reason == "5/5 hidden tests pass, 4 file(s) replaced");
+  CHECK(ZxScore(*fix) == 100);
+  CHECK(fix->evidence["image"] == "rust:1-alpine");
+  CHECK(fix->evidence["stand_in"]["userland"] ==
+        "BusyBox applets and the host's cargo, rustc, rustdoc, cc, gcc, ld, as");
+  CHECK_THAT(fix->evidence["hidden_tests"][0]["stdout"].get<std::string>(),
+             Catch::Contains("test cross_iter_write_no_deadlock ... ok"));
+}
+
+// The same repair with one let-else statement (Rust 1.65). The image's newest Rust builds it; a
+// host rustc older than 1.65 (Debian 12's 1.63) reports it unstable (E0658), and the entry is an
+// environment error naming the versions, never the model's 0.
+TEST_CASE("zx project_repair: a Rust build that fails only on an older host rustc is not scored",
+          "[graders][zxbench]") {
+  json entry = BankEntry("CP-L4-RS-002");
+  json& tests = entry["requirements"]["hiddenTests"];
+  tests = json::array({tests[1]});  // get_or_insert 唯一性
+  static const json replies =
+      json::parse(testing::ReadFixture("zx-bench/project_repair_answers.json"));
+  const auto g = GradeHere(entry, replies["CP-L4-RS-002"]["fix_let_else"].get<std::string>());
+  if (!g) return;
+  INFO(g->evidence.dump(1));
+  const std::string rustc = g->evidence["stand_in"]["programs"]["rustc"].get<std::string>();
+  REQUIRE_THAT(rustc, Catch::StartsWith("rustc 1."));
+  if (std::stoi(rustc.substr(8)) < 65) {
+    CHECK(g->status == GradeStatus::kEnvError);
+    CHECK(g->reason == "the host's Rust (" + rustc +
+                           ") is older than rust:1-alpine's newest stable Rust and a build failed "
+                           "on what it lacks (\"error[E0658]: `let...else` statements are "
+                           "unstable\"): the image's Rust would have built it, so the entry is not "
+                           "scored; install a newer rustc and cargo as `rustc` and `cargo` "
+                           "(Debian 13's are 1.85)");
+  } else {
+    CHECK(g->status == GradeStatus::kGraded);
+    CHECK(g->reason == "1/1 hidden tests pass, 4 file(s) replaced");
+  }
 }
 
 // CP-L4-PY-001: its tests `pip install requests` (executionPolicy.network: required); here the
