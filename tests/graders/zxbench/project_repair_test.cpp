@@ -40,6 +40,11 @@ const Grader& ProjectRepair() {
 using testing::Bubblewrap;
 using testing::ZxScore;
 
+// Why an entry whose tests install packages over the network is skipped.
+const std::string kNetwork =
+    "needs the network (requirements.executionPolicy.network: required), which evalrun's sandbox "
+    "never opens";
+
 json RealEntry() {
   for (const json& e : json::parse(testing::ReadFixture("zx-bench/more_entries.json"))) {
     if (e["id"] == "CP-L4-JS-001") return e;
@@ -231,9 +236,7 @@ TEST_CASE("zx project_repair: what cannot run here is skipped at load, naming wh
   }
   SECTION("the network") {
     entry["requirements"]["executionPolicy"] = {{"network", "required"}};
-    CHECK(ProjectRepair().Unrunnable(entry) ==
-          "needs the network (requirements.executionPolicy.network: required), which evalrun's "
-          "sandbox never opens");
+    CHECK(ProjectRepair().Unrunnable(entry) == kNetwork);
   }
   SECTION("a project path zx-bench refuses") {
     entry["requirements"]["files"][1]["path"] = "C:/x.md";
@@ -262,18 +265,15 @@ TEST_CASE("zx project_repair: the real C# entries need the network and are skipp
   const json real =
       json::parse(testing::ReadFixture("zx-bench/project_repair_real.json"))["entries"];
   REQUIRE(real.size() == 3);
-  const std::string network =
-      "needs the network (requirements.executionPolicy.network: required), which evalrun's "
-      "sandbox never opens";
   int csharp = 0;
   for (const json& entry : real) {
     if (entry["language"] != "csharp") continue;
     INFO(entry["id"]);
     ++csharp;
-    CHECK(ProjectRepair().Unrunnable(entry) == network);
+    CHECK(ProjectRepair().Unrunnable(entry) == kNetwork);
     const Grade g = RunGrader(entry, "### Program.cs\n```csharp\nclass P {}\n```", &Bubblewrap());
     CHECK(g.status == GradeStatus::kSkipped);
-    CHECK(g.reason == network);
+    CHECK(g.reason == kNetwork);
   }
   CHECK(csharp == 2);
 }
@@ -408,18 +408,15 @@ TEST_CASE("zx project_repair: the bank's other project entries run or are skippe
   std::map<std::string, json> entries;
   for (const json& e : bank["entries"]) entries[e["id"].get<std::string>()] = e;
   REQUIRE(entries.size() == 16);
-  const std::string network =
-      "needs the network (requirements.executionPolicy.network: required), which evalrun's "
-      "sandbox never opens";
   const auto no_stand_in = [](const std::string& image) {
     return "needs the Docker image " + image + ": evalrun has no stand-in for it";
   };
   // npm, cargo: the network. PY-001's pip install of requests runs offline on Debian's copy.
   const std::map<std::string, std::string> skipped = {
-      {"CP-L4-RS-001", network},
-      {"CP-L4-TS-001", network},
-      {"CP-L4-TS-002", network},
-      {"CP-L4-TS-003", network},
+      {"CP-L4-RS-001", kNetwork},
+      {"CP-L4-TS-001", kNetwork},
+      {"CP-L4-TS-002", kNetwork},
+      {"CP-L4-TS-003", kNetwork},
       {"CP-L4-JV-001", no_stand_in("zxbench-java-spring:3.2.5")}};
   for (const auto& [id, entry] : entries) {
     INFO(id);
@@ -427,7 +424,7 @@ TEST_CASE("zx project_repair: the bank's other project entries run or are skippe
     if (const auto it = skipped.find(id); it != skipped.end()) {
       CHECK(why == it->second);
     } else if (id == "CP-L4-PY-001") {
-      CHECK((why.empty() || why == network + ": its tests install requests; with Debian's "
+      CHECK((why.empty() || why == kNetwork + ": its tests install requests; with Debian's "
                                              "python3-requests installed, they run offline on the "
                                              "host's copy"));
     } else {
@@ -606,32 +603,29 @@ TEST_CASE("zx project_repair: CP-L4-PY-001 runs offline on Debian's requests: th
 TEST_CASE("zx project_repair: a network preflight runs offline only on the host's Debian copies",
           "[graders][zxbench]") {
   json entry = BankEntry("CP-L4-PY-001");
-  const std::string network =
-      "needs the network (requirements.executionPolicy.network: required), which evalrun's "
-      "sandbox never opens";
   json& preflight = entry["requirements"]["executionPolicy"]["dependencyPreflight"]["command"];
   const auto why = [&](const std::string& command) {
     preflight = command;
     return ProjectRepair().Unrunnable(entry);
   };
   CHECK(why("python3 -m pip install -q --target /tmp/x zxbench-no-such_package==1") ==
-        network + ": its tests install zxbench-no-such_package; with Debian's "
+        kNetwork + ": its tests install zxbench-no-such_package; with Debian's "
                   "python3-zxbench-no-such-package installed, they run offline on the host's "
                   "copy");
   // Runs where python3-requests is installed (scripts/install-deps.sh installs it).
   const std::string requests = why("pip install --no-cache-dir requests");
   CHECK((requests.empty() || requests.find("with Debian's python3-requests installed") !=
                                  std::string::npos));
-  CHECK(why("pip install 'requests>=2'") == network);      // quoting is not parsed
+  CHECK(why("pip install 'requests>=2'") == kNetwork);      // quoting is not parsed
   for (const char* command :
        {"npm install --ignore-scripts", "CARGO_HOME=/tmp/.cargo cargo fetch",
         "pip install -r requirements.txt", "pip install requests && curl http://x",
         "python -m pip install", "pip download requests"}) {
     INFO(command);
-    CHECK(why(command) == network);
+    CHECK(why(command) == kNetwork);
   }
   entry["language"] = "javascript";
-  CHECK(why("pip install requests") == network);
+  CHECK(why("pip install requests") == kNetwork);
 }
 
 TEST_CASE("zx project_repair: the registry holds it under its zx-bench name",
