@@ -125,6 +125,19 @@ void MarkJudgedTasks(Suite& suite) {
   }
 }
 
+std::string NetworkSkipReason(const Task& task) {
+  if (!task.skip_reason.empty()) return {};
+  const Grader* grader = GraderRegistry::Builtin().Find(task.grader.value("type", ""));
+  return grader == nullptr ? std::string() : grader->NeedsNetwork(GraderSpec(task));
+}
+
+void MarkNetworkTasks(Suite& suite) {
+  for (Task& task : suite.tasks) {
+    std::string reason = NetworkSkipReason(task);
+    if (!reason.empty()) task.skip_reason = std::move(reason);
+  }
+}
+
 Grade GradeOutput(const Task& task, const Output& output, const GradeContext& context) {
   Grade grade;
   grade.status = GradeStatus::kSkipped;

@@ -46,6 +46,13 @@ void MarkUnrunnableTasks(Suite& suite);
 std::string JudgeSkipReason(const Task& task);
 void MarkJudgedTasks(Suite& suite);
 
+// Tasks whose code needs the network (Grader::NeedsNetwork): the reason such a task is skipped
+// when the run keeps the sandbox offline ("" when it needs none or is skipped already), and
+// every such task of a suite marked with it (a run without --sandbox-network, `evalrun
+// validate` without it).
+std::string NetworkSkipReason(const Task& task);
+void MarkNetworkTasks(Suite& suite);
+
 // Grades one output of one task: extraction once for all graders (graders/framework/answer.h), the status
 // rules (unclosed <think> -> no_answer; cut by max_tokens before any answer -> budget_exhausted),
 // then the task's grader. Fills grade.grader and grade.grader_version.

@@ -830,6 +830,7 @@ class BubblewrapSandbox : public Sandbox {
     std::vector<std::string> args = {
         "bwrap",         "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
         "--new-session", "--hostname",    "sandbox",        "--clearenv"};
+    if (run.network) args.push_back("--share-net");  // the host's network, the user's choice
     // HOME outside a workspace that outlives the run: nothing the code's tools write to HOME
     // (caches, user site-packages) becomes part of an agent's change.
     const std::string& inside_work = run.work_path;

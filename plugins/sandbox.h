@@ -52,6 +52,10 @@ struct SandboxRun {
   // size-capped tmpfs (a database's files), "/var/run/postgresql" (where a server puts its
   // socket). Only a sandbox that relocates() honours it; the unsafe one refuses the run.
   std::vector<std::string> writable_dirs;
+  // The host's network instead of an empty namespace of its own: only for code the user let
+  // reach it (suite --sandbox-network: project tests that install packages, as zx-bench's
+  // containers do). Every other isolation stays.
+  bool network = false;
 };
 
 struct SandboxResult {

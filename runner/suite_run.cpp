@@ -215,6 +215,8 @@ json SettingsJson(const SuiteRunConfig& c, const Suite& suite, const std::string
           {"tool_format", ToolCallFormatName(c.tool_format)}};
   // Only runs with a judge carry the key, so runs without one resume as before.
   if (judge) settings["judge"] = JudgeSettings(*judge);
+  // Likewise only runs that let tests reach the network carry this one.
+  if (c.sandbox_network) settings["sandbox_network"] = true;
   if (!suite.pinned()) {
     // Where an unpinned suite was read from, made absolute: export and verify run from another
     // folder find it there (the spelling in "suite" is relative to the run's folder).
@@ -949,6 +951,7 @@ class Scheduler {
     context.read_file = [this](const std::string& path) { return loaded_.ReadTaskFile(path); };
     context.sandbox = &sandbox_;
     context.unsafe_no_sandbox = config_.unsafe_no_sandbox;
+    context.network = config_.sandbox_network;
     return context;
   }
 
@@ -1186,6 +1189,7 @@ std::string ResumeCommand(const SuiteRunConfig& c, const std::string& run_id) {
     add("--tool-format", ToolCallFormatName(c.tool_format));
   }
   if (c.unsafe_no_sandbox) add("--unsafe-no-sandbox", "");
+  if (c.sandbox_network) add("--sandbox-network", "");
   if (c.server_kind) add("--server", ServerKindName(*c.server_kind));
   if (c.no_speed) add("--no-speed", "");
   if (!c.out_dir.empty()) add("--out", c.out_dir);
@@ -1385,6 +1389,8 @@ int RunSuite(const SuiteRunConfig& config, const std::atomic<bool>* stop, std::o
   } else {
     judge = ConnectJudge(config.judge_endpoint, config.judge_model);
   }
+  // Tests that install packages need the network, which the sandbox opens only when asked.
+  if (!config.sandbox_network) MarkNetworkTasks(loaded.suite);
   const Suite& suite = loaded.suite;
 
   ResultStore store(config.db);

@@ -58,6 +58,10 @@ struct SuiteRunConfig {
   std::string out_dir;                   // "" -> evalrun-reports/<run id>
   bool quiet = false;
   bool unsafe_no_sandbox = false;
+  // --sandbox-network: tests that need the network (zx-bench projects that install packages,
+  // Grader::NeedsNetwork) run on the host's network; without it they are skipped saying so.
+  // Recorded in the run's settings.
+  bool sandbox_network = false;
   // Agent tasks: where tool calls are read from when a reply has no native tool_calls
   // (--tool-format; plugins/tool_call_text.h). Recorded in the run's settings.
   ToolCallFormat tool_format = ToolCallFormat::kAuto;

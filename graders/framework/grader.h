@@ -34,6 +34,8 @@ struct GradeContext {
   // Judged graders: the judge's exchange recorded with the task (a JudgeRecord as JSON, see
   // below); null when no judge was asked.
   const nlohmann::json* judge = nullptr;
+  // The user let code that needs the network reach it (--sandbox-network; NeedsNetwork below).
+  bool network = false;
 };
 
 // ---- Judged graders (zx-bench's hallucination_resistance) ---------------------------------------
@@ -99,6 +101,14 @@ class Grader {
   // Judged graders (above): why a task cannot be graded when the run has no judge ("" for a
   // grader that needs none). Such tasks are skipped with it (MarkJudgedTasks, graders/grader.h).
   virtual std::string NeedsJudge() const { return {}; }
+  // Why this task's code needs the network, which the sandbox opens only when the user lets it
+  // (--sandbox-network, GradeContext::network): zx-bench's project entries whose tests install
+  // packages. "" when it needs none. Without it such tasks are skipped with this reason
+  // (MarkNetworkTasks, graders/grader.h).
+  virtual std::string NeedsNetwork(const nlohmann::json& spec) const {
+    (void)spec;
+    return {};
+  }
   // The judge's question about `answer` to `task`: attempt 0 first, attempt k > 0 after k
   // unusable replies. nullopt when no (further) question is asked: the answer needs no judge,
   // or the attempts are used up.

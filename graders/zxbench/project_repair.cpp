@@ -431,10 +431,11 @@ constexpr std::string_view kPostgresSetup =
     "pg_ctl -D \"$PGDATA\" -w -o '-p 5432 -c listen_addresses=127.0.0.1' start >/dev/null 2>&1";
 
 // runScript: a fresh workspace with every file (0755 when it starts with "#!"), `sh -c script`
-// (after kPostgresSetup when `postgres`).
+// (after kPostgresSetup when `postgres`), on the host's network when `network`.
 TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
                 const std::vector<std::pair<std::string, std::string>>& files,
-                const std::string& description, const std::string& script, bool postgres) {
+                const std::string& description, const std::string& script, bool postgres,
+                bool network) {
   namespace fs = std::filesystem;
   TestRun run{description, {}, false};
   ScratchDirectory dir;
@@ -458,12 +459,18 @@ TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
   std::vector<std::string> env = {"HOME=/tmp", "MAVEN_CONFIG=/tmp/.m2"};
   // The container's 512 MB: V8 reserves address space up front, so its heap is capped instead.
   if (node) env.push_back("NODE_OPTIONS=--max-old-space-size=512");
+  // The stand-ins keep cargo and Go offline (they say so at once); with the network, the
+  // images' own defaults.
+  if (network) {
+    env.insert(env.end(), {"CARGO_NET_OFFLINE=false", "GOPROXY=https://proxy.golang.org,direct"});
+  }
   SandboxRun request;
   request.workspace = dir.path();
   request.work_path = "/workspace";
   request.argv = zx::StandInShell(
       stand_in, postgres ? std::string(kPostgresSetup) + " && " + script : script, env);
   request.writable_dirs = stand_in.writable_dirs;
+  request.network = network;
   request.limits.wall_seconds = postgres ? kSqlTestSeconds : kTestSeconds;
   request.limits.cpu_seconds = request.limits.wall_seconds;
   // Address space, not the container's 512 MB of memory (1024 MB with a server): V8, Go and the
@@ -647,9 +654,17 @@ std::optional<std::vector<std::string>> PipPackages(const std::string& command) 
   return packages;
 }
 
+// requirements.executionPolicy.dependencyPreflight.command, or "".
+std::string PreflightCommand(const json& req) {
+  const json& command =
+      Member(Member(Member(req, "executionPolicy"), "dependencyPreflight"), "command");
+  return command.is_string() ? command.get<std::string>() : "";
+}
+
 // For a project whose tests install packages over the network: the host's Debian copies that
 // stand in for the download (name -> "python3-requests 2.28.1, the host's"), or why it cannot
-// run offline. zx-bench opens the network for these containers; evalrun's sandbox never does.
+// run offline. zx-bench opens the network for these containers; evalrun's sandbox only when the
+// user lets it (--sandbox-network).
 // A `pip install` of packages Debian installed for the host's python3 (the image's runtime here)
 // is served by those copies: the test's own pip call finds no pip and no network, and the import
 // finds the host's package, as it finds the downloaded one in zx-bench.
@@ -658,17 +673,17 @@ struct OfflineDependencies {
   std::string unavailable;
 };
 
+// Why an entry whose tests install packages over the network is not run without it.
+constexpr std::string_view kNeedsNetwork =
+    "needs the network (requirements.executionPolicy.network: required), which evalrun's sandbox "
+    "opens only with --sandbox-network";
+
 OfflineDependencies DependenciesOffline(const json& req, const zx::ImageStandIn& stand_in) {
   OfflineDependencies out;
-  const std::string network =
-      "needs the network (requirements.executionPolicy.network: required), which evalrun's "
-      "sandbox never opens";
-  const json& preflight =
-      Member(Member(Member(req, "executionPolicy"), "dependencyPreflight"), "command");
+  const std::string network(kNeedsNetwork);
   const bool python = std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), "python3") !=
                       stand_in.runtimes.end();
-  const auto packages =
-      preflight.is_string() && python ? PipPackages(preflight.get<std::string>()) : std::nullopt;
+  const auto packages = python ? PipPackages(PreflightCommand(req)) : std::nullopt;
   if (!packages) {
     out.unavailable = network;
     return out;
@@ -685,6 +700,38 @@ OfflineDependencies DependenciesOffline(const json& req, const zx::ImageStandIn&
     out.copies[name] = debian + " " + version + ", the host's (pip would download the newest)";
   }
   return out;
+}
+
+// Why the entry's tests need the network: "" when they need none or run offline on the host's
+// Debian copies of what they install.
+std::string NetworkNeed(const json& spec) {
+  const json& req = Member(spec, "requirements");
+  if (Member(Member(req, "executionPolicy"), "network") != "required") return "";
+  return DependenciesOffline(req, zx::StandInFor(ImageFor(spec))).unavailable;
+}
+
+// The program a dependency preflight installs with and the package that has it ({"npm",
+// "npm"}), skipping leading NAME=value words; {"", ""} for an empty command.
+std::pair<std::string, std::string> PreflightTool(const std::string& command) {
+  std::vector<std::string_view> words;
+  for (std::string_view w : JsSplit(command, ' ')) {
+    if (!w.empty()) words.push_back(w);
+  }
+  size_t i = 0;
+  while (i < words.size() && words[i].find('=') != std::string_view::npos) ++i;
+  if (i == words.size()) return {"", ""};
+  const std::string first(words[i]);
+  const bool pip_module = first.rfind("python", 0) == 0 && i + 2 < words.size() &&
+                          words[i + 1] == "-m" && words[i + 2] == "pip";
+  if (pip_module || first == "pip" || first == "pip3") return {"pip3", "python3-pip"};
+  static const std::map<std::string, std::string> kPackages = {
+      {"npm", "npm"},
+      {"npx", "npm"},
+      {"cargo", "cargo"},
+      {"go", "golang-go"},
+      {"dotnet", "Microsoft's dotnet-sdk-8.0"}};
+  const auto it = kPackages.find(first);
+  return {first, it == kPackages.end() ? "" : it->second};
 }
 
 std::string UnrunnableProject(const json& spec) {
@@ -710,17 +757,25 @@ std::string UnrunnableProject(const json& spec) {
       return "zx-bench cannot run this entry: a hidden test is not {description, script}";
     }
   }
-  const zx::ImageStandIn stand_in = zx::StandInFor(ImageFor(spec));
-  if (Member(Member(req, "executionPolicy"), "network") == "required") {
-    if (std::string why = DependenciesOffline(req, stand_in).unavailable; !why.empty()) return why;
-  }
   const json& weights = Member(Member(spec, "scoring"), "weights");
   if (!weights.is_null() &&
       (!weights.is_object() ||
        !std::all_of(weights.begin(), weights.end(), [](const json& w) { return w.is_number(); }))) {
     return "zx-bench cannot score this entry: scoring.weights is not an object of numbers";
   }
-  return zx::StandInUnavailable(stand_in);
+  if (std::string why = zx::StandInUnavailable(zx::StandInFor(ImageFor(spec))); !why.empty()) {
+    return why;
+  }
+  // With the network, the tests install with the image's package manager: the host's must be
+  // there (NeedsNetwork skips the entry when the run keeps the sandbox offline).
+  if (const std::string need = NetworkNeed(spec); !need.empty()) {
+    const auto [tool, package] = PreflightTool(PreflightCommand(req));
+    if (!tool.empty() && FindSandboxProgram(tool).empty()) {
+      return need + "; its tests install packages with " + tool + ", which is not installed" +
+             (package.empty() ? "" : " (" + package + ")");
+    }
+  }
+  return "";
 }
 
 std::string Joined(const json& files) {
@@ -746,6 +801,9 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
 
  private:
   std::string UnrunnableEntry(const json& entry) const override { return UnrunnableProject(entry); }
+  std::string NeedsNetwork(const json& spec) const override {
+    return spec.is_object() ? NetworkNeed(spec) : "";
+  }
 
   Grade Evaluate(const json& spec, const Answer& answer,
                  const GradeContext& context) const override {
@@ -753,6 +811,10 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
     if (JsTrim(output).empty()) return zx::StatusGrade(GradeStatus::kNoAnswer, "empty output");
     if (std::string why = UnrunnableProject(spec); !why.empty()) {
       return zx::StatusGrade(GradeStatus::kSkipped, why);
+    }
+    const bool network = !NetworkNeed(spec).empty();
+    if (network && !context.network) {
+      return zx::StatusGrade(GradeStatus::kSkipped, NetworkNeed(spec));
     }
     Grade skip;
     const Sandbox* sandbox = zx::WorkspaceSandbox(context, "project_repair tests", &skip);
@@ -764,7 +826,16 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
         Member(req, "hiddenTestFiles").is_array() ? req["hiddenTestFiles"] : json::array();
     const json tests = Member(req, "hiddenTests").is_array() ? req["hiddenTests"] : json::array();
     const std::string image = ImageFor(spec);
-    const zx::ImageStandIn stand_in = zx::StandInFor(image);
+    zx::ImageStandIn stand_in = zx::StandInFor(image);
+    if (network) {  // the image's package manager, which the tests install with
+      const std::string tool = PreflightTool(PreflightCommand(req)).first;
+      if (!tool.empty() && std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), tool) ==
+                               stand_in.runtimes.end()) {
+        stand_in.runtimes.push_back(tool);
+        if (tool == "npm") stand_in.runtimes.push_back("npx");
+        if (tool == "pip3") stand_in.runtimes.push_back("pip");
+      }
+    }
 
     std::map<std::string, int> axes;
     const auto replacements = ParseFileBlocks(output);
@@ -773,7 +844,11 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
                      {"stand_in", zx::StandInEvidence(*sandbox, stand_in)},
                      {"sandbox", sandbox->Describe()},
                      {"truncated", answer.truncated}};
-    if (Member(Member(req, "executionPolicy"), "network") == "required") {
+    if (network) {
+      evidence["network"] =
+          "the host's, for the tests' package installs (--sandbox-network), as zx-bench's "
+          "container has";
+    } else if (Member(Member(req, "executionPolicy"), "network") == "required") {
       evidence["offline_dependencies"] = DependenciesOffline(req, stand_in).copies;
     }
     json parsed = json::array();
@@ -814,7 +889,7 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
         const std::string description =
             Member(t, "description").is_string() ? t["description"].get<std::string>() : "";
         const TestRun r = RunTest(*sandbox, stand_in, files, description, script.get<std::string>(),
-                                  WithPostgres(spec));
+                                  WithPostgres(spec), network);
         ++ran;
         passed += r.passed() ? 1 : 0;
         runs.push_back(TestEvidence(r));

@@ -436,6 +436,9 @@ void AddSuite(CLI::App& app, SuiteOptions& o) {
                 "seconds of silence inside a response before it is an error (default 120)");
   s->add_flag("--unsafe-no-sandbox", o.config.unsafe_no_sandbox,
               "run model code without bubblewrap isolation (recorded with the run)");
+  s->add_flag("--sandbox-network", o.config.sandbox_network,
+              "let tests that install packages (zx-bench projects whose tests need the network) "
+              "reach this machine's network from the sandbox (recorded with the run)");
   s->add_option("--tool-format", o.tool_format,
                 "agent tasks: tool calls written as text when the server sends none natively: "
                 "auto | qwen_xml | hermes | native (none; default auto)");

@@ -27,6 +27,8 @@ void AddGradeCommands(CLI::App& app, GradeCommandOptions& o) {
                     "use this local clone or mirror for a registered suite name");
   grade->add_flag("--unsafe-no-sandbox", o.unsafe_no_sandbox,
                   "run code tests without bubblewrap (limits only): only if you accept the risk");
+  grade->add_flag("--sandbox-network", o.sandbox_network,
+                  "let tests that install packages reach this machine's network from the sandbox");
   app.add_subcommand("graders", "list graders with a one-line description each")->allow_extras();
 }
 
@@ -79,12 +81,14 @@ int RunGradeCommand(const GradeCommandOptions& o) {
   context.read_file = [&loaded](const std::string& path) { return loaded.ReadTaskFile(path); };
   context.sandbox = sandbox.get();
   context.unsafe_no_sandbox = o.unsafe_no_sandbox;
+  context.network = o.sandbox_network;
   const Grade grade = GradeOutput(*task, output, context);
   if (o.format == "json") {
     nlohmann::json j = ToJson(grade);
     j["task"] = task->id;
     j["task_hash"] = task->hash;
     if (o.unsafe_no_sandbox) j["unsafe_no_sandbox"] = true;
+    if (o.sandbox_network) j["sandbox_network"] = true;
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::printf("%s  %s  score %.3f  %s  %s\n", task->id.c_str(),

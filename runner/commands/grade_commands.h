@@ -16,6 +16,7 @@ struct GradeCommandOptions {
   std::string format = "text";  // text | json
   std::string suite_repo;
   bool unsafe_no_sandbox = false;
+  bool sandbox_network = false;  // --sandbox-network: tests that install packages may
 };
 
 void AddGradeCommands(CLI::App& app, GradeCommandOptions& options);

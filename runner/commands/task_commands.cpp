@@ -35,6 +35,9 @@ void AddTaskCommands(CLI::App& app, TaskCommandOptions& o) {
   validate->add_option("--judge-endpoint", o.validate_judge_endpoint,
                        "count judged tasks as runnable (a run with --judge-endpoint URL runs "
                        "them; the judge is not asked here)");
+  validate->add_flag("--sandbox-network", o.validate_sandbox_network,
+                     "count tasks whose tests install packages as runnable (a run with "
+                     "--sandbox-network runs them)");
   validate->add_option("--suite-repo", o.suite_repo,
                        "use this local clone or mirror for a registered suite name");
 
@@ -95,6 +98,7 @@ int RunValidateCommand(const TaskCommandOptions& o) {
   Suite suite = LoadSuite(o.validate_suite, options).suite;
   // The same skips a run makes: judged tasks need --judge-endpoint.
   if (o.validate_judge_endpoint.empty()) MarkJudgedTasks(suite);
+  if (!o.validate_sandbox_network) MarkNetworkTasks(suite);
   std::map<std::string, int> by_dimension, by_grader, skipped;
   for (const Task& task : suite.tasks) {
     ++by_dimension[task.dimension];

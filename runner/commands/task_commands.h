@@ -15,6 +15,7 @@ struct TaskCommandOptions {
   bool hash_write = false;
   std::string validate_suite;
   std::string validate_judge_endpoint;  // validate --judge-endpoint: judged tasks are runnable
+  bool validate_sandbox_network = false;  // validate --sandbox-network: so are network ones
   std::string suite_repo;
   std::vector<std::string> repo_mirrors;  // validate-task --repo-mirror URL=PATH
   std::string validate_task_suite;  // validate-task SUITE

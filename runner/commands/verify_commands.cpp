@@ -315,6 +315,7 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
   size_t regraded = 0, failed = 0;
   const bool same_evalrun = bundle.run.info.evalrun_version == kVersion;
   const bool judged_run = bundle.run.info.settings.contains("judge");
+  const bool network_run = bundle.run.info.settings.value("sandbox_network", false);
   size_t judged = 0;  // grades recomputed from a recorded judge verdict
   for (const TaskResult& t : bundle.run.tasks) {
     const std::string name = "task '" + t.task_id + "'";
@@ -331,11 +332,14 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
         continue;
       }
       const auto it = tasks.find(t.task_id);
-      // A judged task in a run without a judge is skipped with the judge's reason.
-      const std::string reason =
-          it == tasks.end() ? std::string()
-          : !it->second->skip_reason.empty() || judged_run ? it->second->skip_reason
-                                                           : JudgeSkipReason(*it->second);
+      // A judged task in a run without a judge is skipped with the judge's reason, a task that
+      // needs the network in a run without --sandbox-network with that need.
+      std::string reason;
+      if (it != tasks.end()) {
+        reason = it->second->skip_reason;
+        if (reason.empty() && !judged_run) reason = JudgeSkipReason(*it->second);
+        if (reason.empty() && !network_run) reason = NetworkSkipReason(*it->second);
+      }
       if (it == tasks.end()) {
         not_rechecked.push_back(name + " (skipped; no task data to check the reason)");
       } else if (!reason.empty()) {
@@ -411,6 +415,7 @@ VerifyCheck CheckGrades(const Bundle& bundle, const std::map<std::string, const 
       return std::nullopt;
     };
     context.sandbox = config.sandbox;
+    context.network = config.sandbox_network;
     const json* judge = t.transcript.is_object() && t.transcript.contains("judge")
                             ? &t.transcript["judge"]
                             : nullptr;
@@ -1022,10 +1027,18 @@ std::string RenderVerifyReport(const std::vector<VerifyCheck>& checks) {
   if (!failed.empty()) {
     out += "verify: FAILED (" + failed + ")\n";
   } else if (not_checked > 0) {
+    bool network = false;  // a grade whose tests need the network: say which flag reruns it
+    for (const VerifyCheck& c : checks) {
+      for (const std::string& d : c.details) {
+        network = network || d.find("only with --sandbox-network") != std::string::npos;
+      }
+    }
     out += "verify: no mismatch, but " + std::to_string(not_checked) + " grade" +
            (not_checked == 1 ? " was" : "s were") +
            " not checked (exit 4; --repo-mirror URL=PATH or verify --fetch brings missing "
-           "repositories)\n";
+           "repositories" +
+           (network ? ", verify --sandbox-network reruns tests that need the network" : "") +
+           ")\n";
   } else {
     std::string unchecked;  // checks that could not run here (no suite, no endpoint): named
     for (const VerifyCheck& c : checks) {
@@ -1069,6 +1082,9 @@ void AddVerifyCommands(CLI::App& app, VerifyOptions& o) {
               "send every judged task's recorded judge requests again to --judge-endpoint and "
               "compare the grades (otherwise the recorded verdicts are taken as recorded)");
   v->add_option("--judge-endpoint", o.judge_endpoint, "the judge's base URL, for --rejudge");
+  v->add_flag("--sandbox-network", o.sandbox_network,
+              "rerun tests that install packages (zx-bench projects whose tests need the network) "
+              "on this machine's network; otherwise they are not checked");
   v->add_option("--judge-model", o.judge_model,
                 "the judge's model name, for --rejudge (default: its first model)");
 }
@@ -1107,6 +1123,7 @@ int RunVerifyCommand(const VerifyOptions& o) {
   config.suite_repo = o.suite_repo;
   config.expect_hash = o.expect_hash;
   config.sandbox = sandbox.get();
+  config.sandbox_network = o.sandbox_network;
   if (o.spot < 0) throw Error("--spot must be a positive number of tasks");
   if (o.spot > 0) {
     if (o.endpoint.empty()) throw Error("--spot needs --endpoint URL (your own server)");

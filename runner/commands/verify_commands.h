@@ -36,6 +36,7 @@ struct VerifyOptions {
   std::vector<std::string> repo_mirrors;  // --repo-mirror URL=PATH (export, verify)
   bool fetch = false;       // verify --fetch: may clone/fetch repositories missing here
   bool rejudge = false;     // verify --rejudge: ask --judge-endpoint again
+  bool sandbox_network = false;  // verify --sandbox-network: tests that install packages rerun
   std::string judge_endpoint;
   std::string judge_model;
 };
@@ -81,6 +82,9 @@ struct VerifyConfig {
   // --rejudge: every judged task's recorded judge requests sent again to this judge, the new
   // verdict's grade compared with the recorded one. Null: the verdicts are taken as recorded.
   std::optional<JudgeEndpoint> rejudge;
+  // --sandbox-network: tests that install packages rerun on the host's network, as the run's did
+  // when it had --sandbox-network (Grader::NeedsNetwork). Without it they are not checked here.
+  bool sandbox_network = false;
 };
 
 // Runs every check on a bundle read by ReadBundle. Never throws for what the bundle holds.

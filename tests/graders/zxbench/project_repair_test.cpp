@@ -14,9 +14,15 @@
 // Where bubblewrap or the stand-in's programs are missing, the tests check the skip and stop.
 #include "tests/support/catch.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -40,10 +46,11 @@ const Grader& ProjectRepair() {
 using testing::Bubblewrap;
 using testing::ZxScore;
 
-// Why an entry whose tests install packages over the network is skipped.
+// Why an entry whose tests install packages over the network is skipped without
+// --sandbox-network.
 const std::string kNetwork =
     "needs the network (requirements.executionPolicy.network: required), which evalrun's sandbox "
-    "never opens";
+    "opens only with --sandbox-network";
 
 json RealEntry() {
   for (const json& e : json::parse(testing::ReadFixture("zx-bench/more_entries.json"))) {
@@ -236,7 +243,8 @@ TEST_CASE("zx project_repair: what cannot run here is skipped at load, naming wh
   }
   SECTION("the network") {
     entry["requirements"]["executionPolicy"] = {{"network", "required"}};
-    CHECK(ProjectRepair().Unrunnable(entry) == kNetwork);
+    CHECK(ProjectRepair().NeedsNetwork(entry) == kNetwork);
+    CHECK(ProjectRepair().Unrunnable(entry) == here);
   }
   SECTION("a project path zx-bench refuses") {
     entry["requirements"]["files"][1]["path"] = "C:/x.md";
@@ -258,9 +266,9 @@ TEST_CASE("zx project_repair: what cannot run here is skipped at load, naming wh
 
 // Three more real bank entries (tests/fixtures/zx-bench/project_repair_real.json, copied from the
 // bank at 0dafc912 with their scenarioHash checked). The two C# projects restore NuGet packages
-// first (executionPolicy.network: required, dependencyPreflight `dotnet restore`): skipped, saying
-// why.
-TEST_CASE("zx project_repair: the real C# entries need the network and are skipped, naming it",
+// first (executionPolicy.network: required, dependencyPreflight `dotnet restore`) in the .NET
+// SDK's image, which has no stand-in: skipped for the image, with or without the network.
+TEST_CASE("zx project_repair: the real C# entries need the .NET SDK's image and are skipped",
           "[graders][zxbench]") {
   const json real =
       json::parse(testing::ReadFixture("zx-bench/project_repair_real.json"))["entries"];
@@ -270,10 +278,13 @@ TEST_CASE("zx project_repair: the real C# entries need the network and are skipp
     if (entry["language"] != "csharp") continue;
     INFO(entry["id"]);
     ++csharp;
-    CHECK(ProjectRepair().Unrunnable(entry) == kNetwork);
+    const std::string image =
+        "needs the Docker image mcr.microsoft.com/dotnet/sdk:8.0: evalrun has no stand-in for it";
+    CHECK(ProjectRepair().Unrunnable(entry) == image);
+    CHECK(ProjectRepair().NeedsNetwork(entry) == kNetwork);
     const Grade g = RunGrader(entry, "### Program.cs\n```csharp\nclass P {}\n```", &Bubblewrap());
     CHECK(g.status == GradeStatus::kSkipped);
-    CHECK(g.reason == kNetwork);
+    CHECK(g.reason == image);
   }
   CHECK(csharp == 2);
 }
@@ -411,22 +422,30 @@ TEST_CASE("zx project_repair: the bank's other project entries run or are skippe
   const auto no_stand_in = [](const std::string& image) {
     return "needs the Docker image " + image + ": evalrun has no stand-in for it";
   };
-  // npm, cargo: the network. PY-001's pip install of requests runs offline on Debian's copy.
+  // npm, cargo: the network (with --sandbox-network they run where npm and cargo are
+  // installed). PY-001's pip install of requests runs offline on Debian's copy.
+  const std::set<std::string> network = {"CP-L4-RS-001", "CP-L4-TS-001", "CP-L4-TS-002",
+                                         "CP-L4-TS-003"};
   const std::map<std::string, std::string> skipped = {
-      {"CP-L4-RS-001", kNetwork},
-      {"CP-L4-TS-001", kNetwork},
-      {"CP-L4-TS-002", kNetwork},
-      {"CP-L4-TS-003", kNetwork},
       {"CP-L4-JV-001", no_stand_in("zxbench-java-spring:3.2.5")}};
   for (const auto& [id, entry] : entries) {
     INFO(id);
     const std::string why = ProjectRepair().Unrunnable(entry);
+    if (id != "CP-L4-PY-001") {
+      CHECK(ProjectRepair().NeedsNetwork(entry) == (network.count(id) ? kNetwork : ""));
+    }
     if (const auto it = skipped.find(id); it != skipped.end()) {
       CHECK(why == it->second);
+    } else if (network.count(id)) {
+      const std::string tool = id == "CP-L4-RS-001" ? "cargo" : "npm";
+      CHECK((why.empty() || why == kNetwork + "; its tests install packages with " + tool +
+                                       ", which is not installed (" + tool + ")"));
     } else if (id == "CP-L4-PY-001") {
-      CHECK((why.empty() || why == kNetwork + ": its tests install requests; with Debian's "
-                                             "python3-requests installed, they run offline on the "
-                                             "host's copy"));
+      CHECK((why.empty() || why.find("is not installed") != std::string::npos));
+      const std::string need = ProjectRepair().NeedsNetwork(entry);
+      CHECK((need.empty() || need == kNetwork + ": its tests install requests; with Debian's "
+                                                "python3-requests installed, they run offline on "
+                                                "the host's copy"));
     } else {
       // Runs here, or names the package its stand-in needs.
       CHECK((why.empty() || why.find("is not installed (Debian package") != std::string::npos));
@@ -606,7 +625,7 @@ TEST_CASE("zx project_repair: a network preflight runs offline only on the host'
   json& preflight = entry["requirements"]["executionPolicy"]["dependencyPreflight"]["command"];
   const auto why = [&](const std::string& command) {
     preflight = command;
-    return ProjectRepair().Unrunnable(entry);
+    return ProjectRepair().NeedsNetwork(entry);
   };
   CHECK(why("python3 -m pip install -q --target /tmp/x zxbench-no-such_package==1") ==
         kNetwork + ": its tests install zxbench-no-such_package; with Debian's "
@@ -626,6 +645,76 @@ TEST_CASE("zx project_repair: a network preflight runs offline only on the host'
   }
   entry["language"] = "javascript";
   CHECK(why("pip install requests") == kNetwork);
+}
+
+// --sandbox-network (GradeContext::network): an entry whose tests need the network runs on the
+// host's, and only then. The entry's hidden test connects to a port this test listens on at the
+// host's 127.0.0.1, which the sandbox's own network namespace never reaches.
+TEST_CASE("zx project_repair: with --sandbox-network the tests reach the host's network",
+          "[graders][zxbench]") {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&address), length) == 0);
+  REQUIRE(listen(listener, 4) == 0);
+  REQUIRE(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  const std::string port = std::to_string(ntohs(address.sin_port));
+  const json entry = {
+      {"id", "PR-NET"},
+      {"language", "javascript"},
+      {"grader", "project_repair"},
+      {"requirements",
+       {{"files", json::array({{{"path", "index.js"}, {"content", "module.exports = 1;\n"}}})},
+        {"hiddenTests",
+         json::array({{{"description", "reaches the host"},
+                       {"script", "node -e \"require('net').connect(" + port +
+                                      ", '127.0.0.1').on('connect', () => { console.log('REACHED'); "
+                                      "process.exit(0); }).on('error', (e) => { console.log(e.code); "
+                                      "process.exit(1); })\""}}})},
+        {"executionPolicy",
+         {{"network", "required"}, {"dependencyPreflight", {{"command", "node -e 1"}}}}}}}};
+  const std::string reply = "### index.js\n```js\nmodule.exports = 2;\n```\n";
+  if (const std::string here = ProjectRepair().Unrunnable(entry); !here.empty()) {
+    CHECK(here == "node is not installed (Debian package nodejs): it stands in for node:20-alpine");
+    close(listener);
+    return;
+  }
+  CHECK(ProjectRepair().NeedsNetwork(entry) == kNetwork);
+  Answer answer;
+  answer.text = reply;
+  GradeContext context;
+  context.sandbox = &Bubblewrap();
+  const Grade offline = ProjectRepair().Run(entry, answer, context);
+  CHECK(offline.status == GradeStatus::kSkipped);
+  CHECK(offline.reason == kNetwork);
+  context.network = true;
+  if (const auto why = Bubblewrap().Unavailable()) {
+    WARN("bubblewrap unavailable: " << *why);
+    close(listener);
+    return;
+  }
+  const Grade online = ProjectRepair().Run(entry, answer, context);
+  INFO(online.evidence.dump(1));
+  CHECK(online.status == GradeStatus::kGraded);
+  CHECK(online.reason == "1/1 hidden tests pass, 1 file(s) replaced");
+  CHECK(online.evidence["hidden_tests"][0]["stdout"] == "REACHED\n");
+  CHECK(online.evidence["network"] ==
+        "the host's, for the tests' package installs (--sandbox-network), as zx-bench's container "
+        "has");
+  close(listener);
+  // A package manager the host lacks: skipped with or without the network, naming it.
+  json missing = entry;
+  missing["requirements"]["executionPolicy"]["dependencyPreflight"]["command"] =
+      "zxbench-no-such-tool install";
+  CHECK(ProjectRepair().Unrunnable(missing) ==
+        kNetwork + "; its tests install packages with zxbench-no-such-tool, which is not installed");
+  missing["requirements"]["executionPolicy"]["dependencyPreflight"]["command"] = "npm ci";
+  const std::string npm = ProjectRepair().Unrunnable(missing);
+  CHECK((npm.empty() ||
+         npm == kNetwork + "; its tests install packages with npm, which is not installed (npm)"));
 }
 
 TEST_CASE("zx project_repair: the registry holds it under its zx-bench name",

@@ -1,7 +1,11 @@
 // The command line as a user meets it: the real binary, its exit codes and its exact messages.
 #include "runner/commands/cli.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +19,7 @@
 
 #include "plugins/mock_server.h"
 #include "plugins/sandbox.h"
+#include "plugins/zxbench_importer.h"
 
 namespace {
 
@@ -339,12 +344,13 @@ TEST_CASE("cli: validate lists exactly the skips a zx-bench run makes", "[cli][t
 // Every real bank entry in the fixtures (each file under tests/fixtures/zx-bench whose entries
 // carry their scenarioHash: 90 of them, every grader kind, all twenty project_repair entries) as
 // one bank. validate skips only what cannot run here: the judged entries without
-// --judge-endpoint, the six projects that install packages over the network (NuGet, npm, cargo;
-// pip's requests runs offline on Debian's copy), and the project whose image evalrun has no
-// stand-in for (a private Spring image with its Maven repository). Where a runtime is missing
-// here, its skip names the package to install, never anything else.
+// --judge-endpoint, the four projects that install packages over the network without
+// --sandbox-network (npm, cargo; pip's requests runs offline on Debian's copy), and three
+// projects whose image evalrun has no stand-in for (the .NET SDK's, a private Spring image with
+// its Maven repository). Where a runtime is missing here, its skip names the package to install,
+// never anything else.
 TEST_CASE("cli: validate over every real fixture entry skips only the judge, the network and "
-          "a private image",
+          "two images",
           "[cli][tasks]") {
   nlohmann::json bank = nlohmann::json::array();
   std::set<std::string> ids;
@@ -388,7 +394,7 @@ TEST_CASE("cli: validate over every real fixture entry skips only the judge, the
       "--judge-endpoint URL)";
   const std::string network =
       "needs the network (requirements.executionPolicy.network: required), which evalrun's "
-      "sandbox never opens";
+      "sandbox opens only with --sandbox-network";
   const Run plain = Evalrun("validate zx-bench@HEAD --suite-repo " + dir + "/repo");
   REQUIRE(plain.code == 0);
   CHECK_THAT(plain.out, Catch::Contains(": 90 tasks, every hash verified"));
@@ -398,7 +404,8 @@ TEST_CASE("cli: validate over every real fixture entry skips only the judge, the
   const auto image = [](const std::string& name) {
     return "needs the Docker image " + name + ": evalrun has no stand-in for it";
   };
-  std::map<std::string, int> expected = {{network, 6},
+  std::map<std::string, int> expected = {{network, 4},
+                                         {image("mcr.microsoft.com/dotnet/sdk:8.0"), 2},
                                          {image("zxbench-java-spring:3.2.5"), 1}};
   bool missing_runtime = false;
   for (const auto& [reason, count] : skips(plain.out)) {
@@ -414,7 +421,144 @@ TEST_CASE("cli: validate over every real fixture entry skips only the judge, the
     CHECK_THAT(judged.out, Catch::Contains("runnable here: 83, skipped: 7"));
     expected[judge] = 6;
     CHECK(skips(plain.out) == expected);
+    // With --sandbox-network the four install their packages where npm and cargo are here.
+    const Run open = Evalrun("validate zx-bench@HEAD --suite-repo " + dir +
+                             "/repo --judge-endpoint http://127.0.0.1:9 --sandbox-network");
+    REQUIRE(open.code == 0);
+    const auto open_skips = skips(open.out);
+    CHECK(open_skips.count(network) == 0);
+    CHECK(open_skips.at(image("mcr.microsoft.com/dotnet/sdk:8.0")) == 2);
+    int missing_tool = 0;
+    for (const auto& [reason, count] : open_skips) {
+      if (reason.rfind(network + "; its tests install packages with ", 0) == 0) missing_tool += count;
+    }
+    CHECK_THAT(open.out, Catch::Contains("runnable here: " + std::to_string(87 - missing_tool) +
+                                         ", skipped: " + std::to_string(3 + missing_tool)));
   }
+  std::filesystem::remove_all(dir);
+}
+
+// A project entry whose tests need the network (executionPolicy.network: required), run twice
+// against the mock: without --sandbox-network it is skipped with that reason and never asked,
+// and the bundle verifies that reason; with it, its hidden test reaches a port this test listens
+// on at the host's 127.0.0.1, the grade says so, and verify reruns it only when given the flag.
+TEST_CASE("cli: --sandbox-network runs a project's network tests, and verify reruns them only "
+          "with it",
+          "[cli][tasks]") {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&address), length) == 0);
+  REQUIRE(listen(listener, 8) == 0);
+  REQUIRE(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  const std::string port = std::to_string(ntohs(address.sin_port));
+  nlohmann::json entry = {
+      {"id", "PR-NET-001"},
+      {"dimension", "program"},
+      {"category", "long_task_refactor"},
+      {"status", "valid"},
+      {"language", "javascript"},
+      {"promptTemplate", "Network project: make index.js export 2."},
+      {"grader", "project_repair"},
+      {"scoring", {{"type", "project_repair"}}},
+      {"requirements",
+       {{"files", {{{"path", "index.js"}, {"content", "module.exports = 1;\n"}}}},
+        {"hiddenTests",
+         {{{"description", "reaches the host"},
+           {"script", "node -e \"require('net').connect(" + port +
+                          ", '127.0.0.1').on('connect', () => { console.log('REACHED'); "
+                          "process.exit(0); }).on('error', (e) => { console.log(e.code); "
+                          "process.exit(1); })\""}}}},
+        {"executionPolicy",
+         {{"network", "required"}, {"dependencyPreflight", {{"command", "node -e 1"}}}}}}}};
+  entry["scenarioHash"] = evalrun::ZxScenarioHash(entry);
+  const std::string dir = "/tmp/evalrun-cli-zx-net-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/repo/data/scenarios");
+  std::ofstream(dir + "/repo/data/scenarios/benchmark.json")
+      << nlohmann::json::array({entry}).dump();
+  REQUIRE(std::system(("cd " + dir + "/repo && git init -q && git add -A && git -c user.name=t -c "
+                       "user.email=t@t commit -qm bank")
+                          .c_str()) == 0);
+  const std::string network =
+      "needs the network (requirements.executionPolicy.network: required), which evalrun's "
+      "sandbox opens only with --sandbox-network";
+  const std::unique_ptr<evalrun::Sandbox> sandbox = evalrun::MakeBubblewrapSandbox();
+  if (sandbox->Unavailable() || evalrun::FindSandboxProgram("busybox").empty() ||
+      evalrun::FindSandboxProgram("node").empty()) {
+    WARN("bubblewrap, busybox or node missing: the entry is skipped here");
+    close(listener);
+    std::filesystem::remove_all(dir);
+    return;
+  }
+  evalrun::MockConfig m;
+  m.ttft_ms = 1;
+  m.decode_tps = 0;
+  evalrun::MockAnswer answer;
+  answer.match = "Network project";
+  answer.content = "### index.js\n```js\nmodule.exports = 2;\n```\n";
+  m.answers.push_back(answer);
+  evalrun::MockServer mock(m);
+  mock.Start();
+  // One run, exported: the bundle's path.
+  const auto run_and_export = [&](const std::string& name, const std::string& flags) {
+    const Run run = Evalrun("suite zx-bench@HEAD --suite-repo " + dir + "/repo --endpoint " +
+                            mock.base_url() + " --no-speed --no-env -q --db " + dir + "/" + name +
+                            ".db --out " + dir + "/" + name + flags);
+    INFO(run.out << run.err);
+    CHECK(run.code == 0);
+    const Run list = Evalrun("runs --db " + dir + "/" + name + ".db");
+    const size_t id_at = list.out.find("\n") + 1;
+    const std::string run_id = list.out.substr(id_at, list.out.find(' ', id_at) - id_at);
+    const std::string bundle = dir + "/" + name + ".evalrun.json";
+    const Run exported = Evalrun("export " + run_id + " --db " + dir + "/" + name + ".db --out " +
+                                 bundle + " --suite-repo " + dir + "/repo");
+    INFO(exported.out << exported.err);
+    CHECK(exported.code == 0);
+    return bundle;
+  };
+  const auto grade_of = [](const std::string& bundle) {
+    return nlohmann::json::parse(Slurp(bundle))["tasks"][0]["grade"];
+  };
+
+  const Run offline_validate = Evalrun("validate zx-bench@HEAD --suite-repo " + dir + "/repo");
+  CHECK_THAT(offline_validate.out, Catch::Contains("runnable here: 0, skipped: 1"));
+  const std::string offline = run_and_export("offline", "");
+  CHECK(mock.chat_requests() == 0);  // a task nobody can grade is not asked
+  CHECK(grade_of(offline)["status"] == "skipped");
+  CHECK(grade_of(offline)["reason"] == network);
+  const Run offline_verify = Evalrun("verify " + offline + " --suite-repo " + dir + "/repo");
+  INFO(offline_verify.out << offline_verify.err);
+  CHECK(offline_verify.code == 0);
+  CHECK_THAT(offline_verify.out, Catch::Contains("grades: ok (1 of 1 grades rechecked"));
+
+  const Run open_validate =
+      Evalrun("validate zx-bench@HEAD --suite-repo " + dir + "/repo --sandbox-network");
+  CHECK_THAT(open_validate.out, Catch::Contains("runnable here: 1, skipped: 0"));
+  const std::string open = run_and_export("open", " --sandbox-network");
+  CHECK(mock.chat_requests() == 1);
+  const nlohmann::json g = grade_of(open);
+  INFO(g.dump(1));
+  CHECK(g["status"] == "graded");
+  CHECK(g["reason"] == "1/1 hidden tests pass, 1 file(s) replaced");
+  CHECK(g["evidence"]["network"] ==
+        "the host's, for the tests' package installs (--sandbox-network), as zx-bench's container "
+        "has");
+  const Run closed_verify = Evalrun("verify " + open + " --suite-repo " + dir + "/repo");
+  INFO(closed_verify.out << closed_verify.err);
+  CHECK(closed_verify.code == 4);
+  CHECK_THAT(closed_verify.out, Catch::Contains("task 'PR-NET-001': " + network));
+  CHECK_THAT(closed_verify.out,
+             Catch::Contains("verify --sandbox-network reruns tests that need the network)"));
+  const Run open_verify =
+      Evalrun("verify " + open + " --suite-repo " + dir + "/repo --sandbox-network");
+  INFO(open_verify.out << open_verify.err);
+  CHECK(open_verify.code == 0);
+  CHECK_THAT(open_verify.out, Catch::Contains("grades: ok (1 of 1 grades rechecked, all equal)"));
+  close(listener);
   std::filesystem::remove_all(dir);
 }
 
