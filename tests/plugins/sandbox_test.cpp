@@ -18,6 +18,7 @@
 
 #include "graders/builtin.h"
 #include "plugins/sandbox.h"
+#include "tests/support/loopback_listener.h"
 
 namespace evalrun {
 namespace {
@@ -371,6 +372,24 @@ TEST_CASE("sandbox: writable directories outside the working copy", "[sandbox]")
           "evalrun sandbox: writable directory '" + std::string(bad) +
               "' must be an absolute path outside the system's directories and the work path");
   }
+}
+
+// SandboxRun::network: the host's network namespace, for tests the user let install packages
+// (--sandbox-network). A port listening on the host's 127.0.0.1 is reached only then.
+TEST_CASE("sandbox: the host's network only when the run asks for it", "[sandbox]") {
+  if (!HaveBubblewrap()) return;
+  const testing::LoopbackListener listener;
+  REQUIRE(listener.ok());
+  SandboxRun run;
+  run.argv = {"python3", "-c",
+              "import socket, sys\ntry:\n    socket.create_connection(('127.0.0.1', " +
+                  listener.port() +
+                  "), 2)\n    print('REACHED')\nexcept OSError as e:\n    print(type(e).__name__)"};
+  CHECK(Bubblewrap().Run(run).stdout_text == "ConnectionRefusedError\n");
+  run.network = true;
+  const SandboxResult open = Bubblewrap().Run(run);
+  INFO(open.stderr_text);
+  CHECK(open.stdout_text == "REACHED\n");
 }
 
 TEST_CASE("sandbox: start-up cost of a run", "[sandbox][benchmark]") {

@@ -14,11 +14,6 @@
 // Where bubblewrap or the stand-in's programs are missing, the tests check the skip and stop.
 #include "tests/support/catch.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,6 +26,7 @@
 #include "graders/grader.h"
 #include "plugins/sandbox.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/loopback_listener.h"
 #include "tests/support/zx_grading.h"
 
 namespace evalrun {
@@ -652,16 +648,8 @@ TEST_CASE("zx project_repair: a network preflight runs offline only on the host'
 // host's 127.0.0.1, which the sandbox's own network namespace never reaches.
 TEST_CASE("zx project_repair: with --sandbox-network the tests reach the host's network",
           "[graders][zxbench]") {
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(listener >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&address), length) == 0);
-  REQUIRE(listen(listener, 4) == 0);
-  REQUIRE(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  const std::string port = std::to_string(ntohs(address.sin_port));
+  const testing::LoopbackListener listener;
+  REQUIRE(listener.ok());
   const json entry = {
       {"id", "PR-NET"},
       {"language", "javascript"},
@@ -670,16 +658,12 @@ TEST_CASE("zx project_repair: with --sandbox-network the tests reach the host's 
        {{"files", json::array({{{"path", "index.js"}, {"content", "module.exports = 1;\n"}}})},
         {"hiddenTests",
          json::array({{{"description", "reaches the host"},
-                       {"script", "node -e \"require('net').connect(" + port +
-                                      ", '127.0.0.1').on('connect', () => { console.log('REACHED'); "
-                                      "process.exit(0); }).on('error', (e) => { console.log(e.code); "
-                                      "process.exit(1); })\""}}})},
+                       {"script", listener.NodeProbe()}}})},
         {"executionPolicy",
          {{"network", "required"}, {"dependencyPreflight", {{"command", "node -e 1"}}}}}}}};
   const std::string reply = "### index.js\n```js\nmodule.exports = 2;\n```\n";
   if (const std::string here = ProjectRepair().Unrunnable(entry); !here.empty()) {
     CHECK(here == "node is not installed (Debian package nodejs): it stands in for node:20-alpine");
-    close(listener);
     return;
   }
   CHECK(ProjectRepair().NeedsNetwork(entry) == kNetwork);
@@ -693,7 +677,6 @@ TEST_CASE("zx project_repair: with --sandbox-network the tests reach the host's 
   context.network = true;
   if (const auto why = Bubblewrap().Unavailable()) {
     WARN("bubblewrap unavailable: " << *why);
-    close(listener);
     return;
   }
   const Grade online = ProjectRepair().Run(entry, answer, context);
@@ -704,7 +687,6 @@ TEST_CASE("zx project_repair: with --sandbox-network the tests reach the host's 
   CHECK(online.evidence["network"] ==
         "the host's, for the tests' package installs (--sandbox-network), as zx-bench's container "
         "has");
-  close(listener);
   // A package manager the host lacks: skipped with or without the network, naming it.
   json missing = entry;
   missing["requirements"]["executionPolicy"]["dependencyPreflight"]["command"] =

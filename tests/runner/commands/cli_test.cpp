@@ -1,9 +1,6 @@
 // The command line as a user meets it: the real binary, its exit codes and its exact messages.
 #include "runner/commands/cli.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +17,7 @@
 #include "plugins/mock_server.h"
 #include "plugins/sandbox.h"
 #include "plugins/zxbench_importer.h"
+#include "tests/support/loopback_listener.h"
 
 namespace {
 
@@ -445,16 +443,8 @@ TEST_CASE("cli: validate over every real fixture entry skips only the judge, the
 TEST_CASE("cli: --sandbox-network runs a project's network tests, and verify reruns them only "
           "with it",
           "[cli][tasks]") {
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(listener >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&address), length) == 0);
-  REQUIRE(listen(listener, 8) == 0);
-  REQUIRE(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  const std::string port = std::to_string(ntohs(address.sin_port));
+  const evalrun::testing::LoopbackListener listener;
+  REQUIRE(listener.ok());
   nlohmann::json entry = {
       {"id", "PR-NET-001"},
       {"dimension", "program"},
@@ -468,10 +458,7 @@ TEST_CASE("cli: --sandbox-network runs a project's network tests, and verify rer
        {{"files", {{{"path", "index.js"}, {"content", "module.exports = 1;\n"}}}},
         {"hiddenTests",
          {{{"description", "reaches the host"},
-           {"script", "node -e \"require('net').connect(" + port +
-                          ", '127.0.0.1').on('connect', () => { console.log('REACHED'); "
-                          "process.exit(0); }).on('error', (e) => { console.log(e.code); "
-                          "process.exit(1); })\""}}}},
+           {"script", listener.NodeProbe()}}}},
         {"executionPolicy",
          {{"network", "required"}, {"dependencyPreflight", {{"command", "node -e 1"}}}}}}}};
   entry["scenarioHash"] = evalrun::ZxScenarioHash(entry);
@@ -490,7 +477,6 @@ TEST_CASE("cli: --sandbox-network runs a project's network tests, and verify rer
   if (sandbox->Unavailable() || evalrun::FindSandboxProgram("busybox").empty() ||
       evalrun::FindSandboxProgram("node").empty()) {
     WARN("bubblewrap, busybox or node missing: the entry is skipped here");
-    close(listener);
     std::filesystem::remove_all(dir);
     return;
   }
@@ -558,7 +544,6 @@ TEST_CASE("cli: --sandbox-network runs a project's network tests, and verify rer
   INFO(open_verify.out << open_verify.err);
   CHECK(open_verify.code == 0);
   CHECK_THAT(open_verify.out, Catch::Contains("grades: ok (1 of 1 grades rechecked, all equal)"));
-  close(listener);
   std::filesystem::remove_all(dir);
 }
 
