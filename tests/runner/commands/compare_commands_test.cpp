@@ -21,6 +21,7 @@
 
 #include "plugins/mock_server.h"
 #include "results/store.h"
+#include "tests/support/evalrun_process.h"
 
 namespace {
 
@@ -32,63 +33,19 @@ using json = nlohmann::json;
 
 const std::string kSmoke = std::string(EVALRUN_TEST_FIXTURES) + "/../../tasks/smoke";
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char pattern[] = "/tmp/evalrun-compare-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string File(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using evalrun::testing::Slurp;
+using evalrun::testing::TempDir;
+using Result = evalrun::testing::ProcessResult;
 
 // Runs the evalrun binary with `args` to completion (bounded), capturing stdout and stderr.
 Result Evalrun(const std::vector<std::string>& args, const TempDir& dir, double timeout_s = 240) {
   static int calls = 0;
-  const std::string out_path = dir.File("call" + std::to_string(++calls) + ".out");
-  const std::string err_path = dir.File("call" + std::to_string(calls) + ".err");
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    FILE* err = std::fopen(err_path.c_str(), "w");
-    if (err) dup2(fileno(err), STDERR_FILENO);
-    FILE* out = std::fopen(out_path.c_str(), "w");
-    if (out) dup2(fileno(out), STDOUT_FILENO);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(EVALRUN_BINARY));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(EVALRUN_BINARY, argv.data());
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      FAIL("evalrun did not finish within " << timeout_s << " s: " << Slurp(err_path));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = Slurp(out_path);
-  r.err = Slurp(err_path);
-  return r;
+  ++calls;
+  evalrun::testing::ProcessOptions options;
+  options.timeout_s = timeout_s;
+  return evalrun::testing::RunEvalrunBinary(args, dir.File("call" + std::to_string(calls) + ".out"),
+                                            dir.File("call" + std::to_string(calls) + ".err"),
+                                            options);
 }
 
 MockConfig FastMock(std::vector<MockAnswer> answers) {
@@ -159,7 +116,7 @@ json CompareJson(const std::vector<std::string>& extra, const TempDir& dir) {
 // Three smoke runs, made once for every test case: A (the shipped table), B (every task
 // correct), A2 (the shipped table again, on its own endpoint).
 struct SmokeRuns {
-  TempDir dir;
+  TempDir dir{"evalrun-compare"};
   std::string db;
   std::string a, b, a2;
   SmokeRuns() {
