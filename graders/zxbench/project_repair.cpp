@@ -812,10 +812,9 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
     if (std::string why = UnrunnableProject(spec); !why.empty()) {
       return zx::StatusGrade(GradeStatus::kSkipped, why);
     }
-    const bool network = !NetworkNeed(spec).empty();
-    if (network && !context.network) {
-      return zx::StatusGrade(GradeStatus::kSkipped, NetworkNeed(spec));
-    }
+    const std::string network_need = NetworkNeed(spec);
+    const bool network = !network_need.empty();
+    if (network && !context.network) return zx::StatusGrade(GradeStatus::kSkipped, network_need);
     Grade skip;
     const Sandbox* sandbox = zx::WorkspaceSandbox(context, "project_repair tests", &skip);
     if (sandbox == nullptr) return skip;
