@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "core/error.h"
 
@@ -93,39 +94,62 @@ std::vector<SuiteFileEntry> DiskFiles::ListTree(const std::string& dir) const {
 
 namespace {
 
-// Matches pattern[p..] against path[s..]; `*` and `?` never cross '/', `**` does.
-bool Match(const std::string& pattern, size_t p, const std::string& path, size_t s) {
-  while (p < pattern.size()) {
+// Whether pattern[p..] matches path[s..], filled from the pattern's end backwards, one row per
+// pattern position: O(pattern x path) time and O(path) memory whatever the pattern, where
+// backtracking over `*a*a*a...` is exponential. `*` and `?` never cross '/', `**` does, and
+// `**/` also matches zero folders. Row p needs rows p+1 (a literal, `?`, `*`), p+2 (`**`) and
+// p+3 (`**/`), so four rows are kept.
+class GlobTable {
+ public:
+  explicit GlobTable(size_t columns) : rows_(4, std::vector<char>(columns, 0)) {}
+  std::vector<char>& Row(size_t p) { return rows_[p % 4]; }
+
+ private:
+  std::vector<std::vector<char>> rows_;
+};
+
+bool Match(const std::string& pattern, const std::string& path) {
+  const size_t n = path.size();
+  GlobTable table(n + 1);
+  std::vector<char>& last = table.Row(pattern.size());
+  std::fill(last.begin(), last.end(), 0);
+  last[n] = 1;
+  for (size_t p = pattern.size(); p-- > 0;) {
+    std::vector<char>& row = table.Row(p);
     const char c = pattern[p];
-    if (c == '*') {
-      const bool across = p + 1 < pattern.size() && pattern[p + 1] == '*';
-      size_t next = p + (across ? 2 : 1);
-      // "**/" also matches zero folders.
-      if (across && next < pattern.size() && pattern[next] == '/' && Match(pattern, next + 1, path, s)) {
-        return true;
+    const bool across = c == '*' && p + 1 < pattern.size() && pattern[p + 1] == '*';
+    if (across) {
+      const size_t next = p + 2;
+      const bool zero_folders = next < pattern.size() && pattern[next] == '/';
+      const std::vector<char>& after = table.Row(next);
+      const std::vector<char>* after_slash = zero_folders ? &table.Row(next + 1) : nullptr;
+      // `any` is "`**` takes path[s..k) for some k, then row `next` matches"; the zero-folder
+      // reading of `**/` only applies where `**` takes nothing.
+      bool any = after[n] != 0;
+      row[n] = any || (after_slash != nullptr && (*after_slash)[n]);
+      for (size_t s = n; s-- > 0;) {
+        any = any || after[s];
+        row[s] = any || (after_slash != nullptr && (*after_slash)[s]);
       }
-      for (size_t i = s; i <= path.size(); ++i) {
-        if (Match(pattern, next, path, i)) return true;
-        if (i < path.size() && path[i] == '/' && !across) return false;
+    } else if (c == '*') {
+      const std::vector<char>& after = table.Row(p + 1);
+      row[n] = after[n];
+      for (size_t s = n; s-- > 0;) row[s] = after[s] || (path[s] != '/' && row[s + 1]);
+    } else {
+      const std::vector<char>& after = table.Row(p + 1);
+      row[n] = 0;
+      for (size_t s = 0; s < n; ++s) {
+        row[s] = after[s + 1] && (c == '?' ? path[s] != '/' : path[s] == c);
       }
-      return false;
     }
-    if (s >= path.size()) return false;
-    if (c == '?') {
-      if (path[s] == '/') return false;
-    } else if (c != path[s]) {
-      return false;
-    }
-    ++p;
-    ++s;
   }
-  return s == path.size();
+  return table.Row(0)[0] != 0;
 }
 
 }  // namespace
 
 bool GlobMatch(const std::string& pattern, const std::string& path) {
-  return Match(pattern, 0, path, 0);
+  return Match(pattern, path);
 }
 
 }  // namespace evalrun

@@ -19,6 +19,24 @@ TEST_CASE("glob: * stays inside a folder, ** crosses folders, ? is one character
   CHECK_FALSE(GlobMatch("t?.yaml", "t12.yaml"));
   CHECK_FALSE(GlobMatch("*", "a/b"));
   CHECK(GlobMatch("suite.yaml", "suite.yaml"));
+  CHECK(GlobMatch("a/**/b", "a/b"));  // `**/` also matches no folder
+  CHECK(GlobMatch("a/**/b", "a/x/y/b"));
+  CHECK_FALSE(GlobMatch("a/**/b", "a/xb"));
+  CHECK(GlobMatch("**", ""));
+  CHECK_FALSE(GlobMatch("?", ""));
+}
+
+TEST_CASE("glob: many stars are matched in pattern x path steps, not by backtracking", "[tasks]") {
+  // `*a*a*...*a b` against a run of a's backtracks through every split of the run; the table
+  // answers at once. Under the old matcher this test did not finish.
+  std::string pattern;
+  for (int i = 0; i < 40; ++i) pattern += "*a";
+  const std::string run(80, 'a');
+  CHECK_FALSE(GlobMatch(pattern + "b", run));
+  CHECK(GlobMatch(pattern, run));
+  CHECK_FALSE(GlobMatch(std::string(60, '*') + "x", "more.yaml"));
+  CHECK(GlobMatch(std::string(60, '*') + "l", "more.yaml/l"));  // `**` crosses the '/'
+  CHECK_FALSE(GlobMatch("*" + std::string(1, '?') + "*/x", "ab/y"));
 }
 
 TEST_CASE("disk files: read bytes, list a folder's files sorted, absent is nullopt", "[tasks]") {
