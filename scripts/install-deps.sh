@@ -6,7 +6,10 @@
 # compiles and runs its Java repairs and Java projects (project_repair), mono-mcs with Mono's
 # System.Net.Http its C# ones, golang-go (with gcc, for -race) its Go repairs and projects;
 # busybox stands in for the Alpine images its shell tasks (cli_command) and projects run in;
-# rustc and cargo for the rust:1-alpine image of its Rust project; postgresql for the
+# rustc and cargo for the rust:1-alpine image of its Rust projects, and Debian's crate sources of
+# tokio, tokio-util and anyhow (librust-*-dev) for the crates one of them downloads (they serve as
+# cargo's offline source), netcat-openbsd for the `nc -z` Alpine's BusyBox has and Debian's lacks;
+# postgresql for the
 # postgres:15 image of its SQL project, whose tests start a server;
 # python3-requests for the package a Python project's tests would download (evalrun's sandbox
 # has no network).
@@ -21,7 +24,8 @@ packages=(
   catch2 libcli11-dev libfmt-dev libssl-dev libpcre2-dev bubblewrap ccache
   python3-yaml node-typescript default-jdk-headless
   mono-mcs mono-runtime libmono-system-net-http4.0-cil golang-go gcc busybox
-  rustc cargo postgresql python3-requests
+  rustc cargo librust-tokio-dev librust-tokio-util-dev librust-anyhow-dev netcat-openbsd
+  postgresql python3-requests
   chromium
   clang libclang-rt-dev
 )

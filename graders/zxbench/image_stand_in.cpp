@@ -18,6 +18,8 @@ using nlohmann::json;
 
 // The Alpine PATH: BusyBox's applets, the image's runtimes (positional arguments after the
 // command) and the coreutils Alpine's BusyBox has that Debian's build lacks, from the host.
+// Alpine builds BusyBox's nc with NC_110_COMPAT (`nc -z` probes a port, as scripts wait for a
+// server with); Debian's has only the plain applet, so the host's netcat-openbsd stands in.
 constexpr const char* kAlpinePrelude =
     R"SH(cmd=$1
 shift
@@ -27,6 +29,7 @@ for p in "$@" comm install split nohup nice cksum pgrep pkill flock base32 sum t
   [ -e "$d/$p" ] || { q=$(command -v "$p") && ln -s "$q" "$d/$p"; }
 done
 [ -e "$d/python3" ] && ln -sf "$d/python3" "$d/python"
+q=$(command -v nc.openbsd) && ln -sf "$q" "$d/nc"
 PATH=$d
 export PATH GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0=/workspace
 exec sh -c "$cmd"

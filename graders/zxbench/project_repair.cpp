@@ -39,6 +39,7 @@
 #include "graders/zxbench/entry_grader.h"
 #include "graders/zxbench/factories.h"
 #include "graders/zxbench/image_stand_in.h"
+#include "graders/zxbench/offline_packages.h"
 #include "plugins/sandbox.h"
 
 namespace evalrun {
@@ -431,11 +432,12 @@ constexpr std::string_view kPostgresSetup =
     "pg_ctl -D \"$PGDATA\" -w -o '-p 5432 -c listen_addresses=127.0.0.1' start >/dev/null 2>&1";
 
 // runScript: a fresh workspace with every file (0755 when it starts with "#!"), `sh -c script`
-// (after kPostgresSetup when `postgres`), on the host's network when `network`.
+// (after kPostgresSetup when `postgres`, after zx::kDebianCratesSetup when `debian_crates`), on
+// the host's network when `network`.
 TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
                 const std::vector<std::pair<std::string, std::string>>& files,
                 const std::string& description, const std::string& script, bool postgres,
-                bool network) {
+                bool debian_crates, bool network) {
   namespace fs = std::filesystem;
   TestRun run{description, {}, false};
   ScratchDirectory dir;
@@ -467,8 +469,10 @@ TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
   SandboxRun request;
   request.workspace = dir.path();
   request.work_path = "/workspace";
-  request.argv = zx::StandInShell(
-      stand_in, postgres ? std::string(kPostgresSetup) + " && " + script : script, env);
+  std::string command = script;
+  if (postgres) command = std::string(kPostgresSetup) + " && " + command;
+  if (debian_crates) command = std::string(zx::kDebianCratesSetup) + " && " + command;
+  request.argv = zx::StandInShell(stand_in, command, env);
   request.writable_dirs = stand_in.writable_dirs;
   request.network = network;
   request.limits.wall_seconds = postgres ? kSqlTestSeconds : kTestSeconds;
@@ -548,6 +552,28 @@ std::optional<std::string> OlderRust(const TestRun& t, const std::string& text,
          "rustc and cargo as `rustc` and `cargo` (Debian 13's are 1.85)";
 }
 
+// A build that failed because Debian's crate sources, standing in for crates.io, lack a crate
+// or the version asked for (the reply added a dependency, or asks for a newer one): zx-bench's
+// container would have downloaded it, so the failure is the stand-in's.
+std::optional<std::string> CrateNotInDebian(const TestRun& t, const std::string& text) {
+  if (t.passed()) return std::nullopt;
+  static constexpr std::string_view kSigns[] = {"no matching package named `",
+                                                "failed to select a version for the requirement `"};
+  for (std::string_view sign : kSigns) {
+    const size_t at = text.find(sign);
+    if (at == std::string::npos) continue;
+    const size_t from = at + sign.size();
+    std::string crate = text.substr(from, text.find_first_of("` ", from) - from);
+    if (crate.size() > 64) crate = crate.substr(0, 64);
+    return "the crate " + crate + " (or the version asked for) is not in Debian's crate sources, "
+           "which stand in for crates.io here (" + zx::kDebianCrateRegistry +
+           "): zx-bench's container would have downloaded it, so the entry is not scored; "
+           "install Debian's " + zx::DebianCratePackageName(crate) +
+           " or grade with --sandbox-network";
+  }
+  return std::nullopt;
+}
+
 json TestEvidence(const TestRun& t) {
   const auto clip = [](const std::string& s) { return EvidenceText(s, kEvidenceStream); };
   return {{"description", t.description},
@@ -572,142 +598,11 @@ bool FileList(const json& v) {
 
 // ---- Packages the tests would download ---------------------------------------------------------
 
-// Where the host's Debian python3 packages live: the host's python3 stands in for the image's.
-constexpr const char* kDistPackages = "/usr/lib/python3/dist-packages";
-
-// PEP 503's normal form of a distribution name, with '_' as metadata directories spell it.
-std::string NormalName(std::string_view name) {
-  std::string out;
-  for (const char c : name) {
-    const bool sep = c == '-' || c == '_' || c == '.';
-    if (sep && !out.empty() && out.back() == '_') continue;
-    out += sep ? '_' : AsciiLower(c);
-  }
-  return out;
-}
-
-// The version of distribution `name` that a Debian python3 package installed, or "" when none
-// did (its <Name>-<version>.egg-info or .dist-info in dist-packages).
-std::string DebianPythonPackage(const std::string& name) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const std::string want = NormalName(name);
-  for (fs::directory_iterator it(kDistPackages, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string file = it->path().filename().string();
-    for (std::string_view suffix : {".egg-info", ".dist-info"}) {
-      if (file.size() <= suffix.size() ||
-          file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0) {
-        continue;
-      }
-      const std::string stem = file.substr(0, file.size() - suffix.size());
-      const size_t dash = stem.find('-');
-      if (dash != std::string::npos && NormalName(stem.substr(0, dash)) == want) {
-        return stem.substr(dash + 1);
-      }
-    }
-  }
-  return "";
-}
-
-// The distributions a dependency preflight installs when it is one `pip install` of named
-// packages (`pip install ...` or `python -m pip install ...`, options and their values skipped);
-// nullopt for anything else (npm, cargo, dotnet, a requirements file, more than one command).
-std::optional<std::vector<std::string>> PipPackages(const std::string& command) {
-  std::vector<std::string> words;
-  for (std::string_view w : JsSplit(command, ' ')) {
-    if (!w.empty()) words.emplace_back(w);
-  }
-  size_t i = 0;
-  if (i + 1 < words.size() && words[i].rfind("python", 0) == 0 && words[i + 1] == "-m") i += 2;
-  if (i + 1 >= words.size() || (words[i] != "pip" && words[i] != "pip3") ||
-      words[i + 1] != "install") {
-    return std::nullopt;
-  }
-  static const std::set<std::string> kWithValue = {"--target",
-                                                   "-t",
-                                                   "--prefix",
-                                                   "--root",
-                                                   "-i",
-                                                   "--index-url",
-                                                   "--extra-index-url",
-                                                   "--cache-dir",
-                                                   "--python-version",
-                                                   "--platform",
-                                                   "--timeout",
-                                                   "--retries"};
-  std::vector<std::string> packages;
-  for (i += 2; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    if (w == "-r" || w == "--requirement" || w == "-e" || w == "--editable" ||
-        w.find_first_of(";&|<>$`'\"()") != std::string::npos) {
-      return std::nullopt;
-    }
-    if (w[0] == '-') {
-      if (kWithValue.count(w) != 0) ++i;
-      continue;
-    }
-    // "requests>=2", "requests[socks]": the name before any extra or version.
-    const size_t end = w.find_first_of("[<>=!~ ");
-    packages.push_back(w.substr(0, end));
-  }
-  if (packages.empty()) return std::nullopt;
-  return packages;
-}
-
 // requirements.executionPolicy.dependencyPreflight.command, or "".
 std::string PreflightCommand(const json& req) {
   const json& command =
       Member(Member(Member(req, "executionPolicy"), "dependencyPreflight"), "command");
   return command.is_string() ? command.get<std::string>() : "";
-}
-
-// For a project whose tests install packages over the network: the host's Debian copies that
-// stand in for the download (name -> "python3-requests 2.28.1, the host's"), or why it cannot
-// run offline. zx-bench opens the network for these containers; evalrun's sandbox only when the
-// user lets it (--sandbox-network).
-// A `pip install` of packages Debian installed for the host's python3 (the image's runtime here)
-// is served by those copies: the test's own pip call finds no pip and no network, and the import
-// finds the host's package, as it finds the downloaded one in zx-bench.
-struct OfflineDependencies {
-  json copies = json::object();
-  std::string unavailable;
-};
-
-// Why an entry whose tests install packages over the network is not run without it.
-constexpr std::string_view kNeedsNetwork =
-    "needs the network (requirements.executionPolicy.network: required), which evalrun's sandbox "
-    "opens only with --sandbox-network";
-
-OfflineDependencies DependenciesOffline(const json& req, const zx::ImageStandIn& stand_in) {
-  OfflineDependencies out;
-  const std::string network(kNeedsNetwork);
-  const bool python = std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), "python3") !=
-                      stand_in.runtimes.end();
-  const auto packages = python ? PipPackages(PreflightCommand(req)) : std::nullopt;
-  if (!packages) {
-    out.unavailable = network;
-    return out;
-  }
-  for (const std::string& name : *packages) {
-    std::string debian = "python3-" + name;
-    for (char& c : debian) c = c == '_' || c == '.' ? '-' : AsciiLower(c);
-    const std::string version = DebianPythonPackage(name);
-    if (version.empty()) {
-      out.unavailable = network + ": its tests install " + name + "; with Debian's " + debian +
-                        " installed, they run offline on the host's copy";
-      return out;
-    }
-    out.copies[name] = debian + " " + version + ", the host's (pip would download the newest)";
-  }
-  return out;
-}
-
-// Why the entry's tests need the network: "" when they need none or run offline on the host's
-// Debian copies of what they install.
-std::string NetworkNeed(const json& spec) {
-  const json& req = Member(spec, "requirements");
-  if (Member(Member(req, "executionPolicy"), "network") != "required") return "";
-  return DependenciesOffline(req, zx::StandInFor(ImageFor(spec))).unavailable;
 }
 
 // The program a dependency preflight installs with and the package that has it ({"npm",
@@ -732,6 +627,110 @@ std::pair<std::string, std::string> PreflightTool(const std::string& command) {
       {"dotnet", "Microsoft's dotnet-sdk-8.0"}};
   const auto it = kPackages.find(first);
   return {first, it == kPackages.end() ? "" : it->second};
+}
+
+// For a project whose tests install packages over the network: the host's Debian copies that
+// stand in for the download (name -> "python3-requests 2.28.1, the host's"), or why it cannot
+// run offline (graders/zxbench/offline_packages.h). zx-bench opens the network for these
+// containers; evalrun's sandbox only when the user lets it (--sandbox-network).
+// A `pip install` of packages Debian installed for the host's python3 (the image's runtime here)
+// is served by those copies: the test's own pip call finds no pip and no network, and the import
+// finds the host's package, as it finds the downloaded one in zx-bench.
+// A `cargo fetch` of crates Debian has sources for (librust-*-dev) is served by Debian's crate
+// registry, made cargo's source in place of crates.io (`debian_crates`: kDebianCratesSetup runs
+// before each test).
+struct OfflineDependencies {
+  json copies = json::object();
+  std::string unavailable;
+  bool debian_crates = false;
+};
+
+// Why an entry whose tests install packages over the network is not run without it.
+constexpr std::string_view kNeedsNetwork =
+    "needs the network (requirements.executionPolicy.network: required), which evalrun's sandbox "
+    "opens only with --sandbox-network";
+
+bool HasRuntime(const zx::ImageStandIn& stand_in, std::string_view name) {
+  return std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), name) !=
+         stand_in.runtimes.end();
+}
+
+// The crates every Cargo.toml of the project depends on; nullopt when there is none, or one
+// that is not a manifest or takes a crate from git.
+std::optional<std::vector<std::string>> ProjectCrates(const json& req) {
+  std::vector<std::string> out;
+  bool any = false;
+  for (const char* key : {"files", "hiddenTestFiles"}) {
+    const json& files = Member(req, key);
+    if (!FileList(files) || !files.is_array()) continue;
+    for (const json& f : files) {
+      const std::string path = f["path"].get<std::string>();
+      if (path != "Cargo.toml" && (path.size() < 11 || path.compare(path.size() - 11, 11,
+                                                                      "/Cargo.toml") != 0)) {
+        continue;
+      }
+      const auto crates = zx::CargoDependencies(f["content"].get<std::string>());
+      if (!crates) return std::nullopt;
+      any = true;
+      for (const std::string& c : *crates) {
+        if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+      }
+    }
+  }
+  if (!any) return std::nullopt;
+  return out;
+}
+
+OfflineDependencies DependenciesOffline(const json& req, const zx::ImageStandIn& stand_in) {
+  OfflineDependencies out;
+  const std::string network(kNeedsNetwork);
+  const std::string preflight = PreflightCommand(req);
+  if (HasRuntime(stand_in, "cargo") && PreflightTool(preflight).first == "cargo") {
+    const auto crates = ProjectCrates(req);
+    if (!crates) {
+      out.unavailable = network;
+      return out;
+    }
+    for (const std::string& name : *crates) {
+      const std::string version = zx::DebianCrate(name);
+      const std::string debian = zx::DebianCratePackageName(name);
+      if (version.empty()) {
+        out.unavailable = network + ": its tests build with the crate " + name +
+                          "; with Debian's " + debian + " installed, they build offline from " +
+                          "Debian's crate sources (" + zx::kDebianCrateRegistry + ")";
+        return out;
+      }
+      out.copies[name] = debian + " " + version + ", Debian's crate sources in " +
+                         zx::kDebianCrateRegistry + " (cargo would download the newest)";
+    }
+    out.debian_crates = true;
+    return out;
+  }
+  const auto packages =
+      HasRuntime(stand_in, "python3") ? zx::PipPackages(preflight) : std::nullopt;
+  if (!packages) {
+    out.unavailable = network;
+    return out;
+  }
+  for (const std::string& name : *packages) {
+    const std::string debian = zx::DebianPythonPackageName(name);
+    const std::string version = zx::DebianPythonPackage(name);
+    if (version.empty()) {
+      out.unavailable = network + ": its tests install " + name + "; with Debian's " + debian +
+                        " installed, they run offline on the host's copy";
+      return out;
+    }
+    out.copies[name] = debian + " " + version + ", the host's (pip would download the newest)";
+  }
+  return out;
+}
+
+// Why the entry's tests need the network: "" when they need none or run offline on the host's
+// Debian copies of what they install.
+std::string NetworkNeed(const json& spec) {
+  const json& req = Member(spec, "requirements");
+  if (Member(Member(req, "executionPolicy"), "network") != "required") return "";
+  return DependenciesOffline(req, zx::StandInFor(ImageFor(spec))).unavailable;
 }
 
 std::string UnrunnableProject(const json& spec) {
@@ -839,6 +838,7 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
     std::map<std::string, int> axes;
     const auto replacements = ParseFileBlocks(output);
     axes["output_completeness"] = replacements.empty() ? 0 : 100;
+    bool debian_crates = false;
     json evidence = {{"image", image},
                      {"stand_in", zx::StandInEvidence(*sandbox, stand_in)},
                      {"sandbox", sandbox->Describe()},
@@ -848,7 +848,9 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
           "the host's, for the tests' package installs (--sandbox-network), as zx-bench's "
           "container has";
     } else if (Member(Member(req, "executionPolicy"), "network") == "required") {
-      evidence["offline_dependencies"] = DependenciesOffline(req, stand_in).copies;
+      const OfflineDependencies offline = DependenciesOffline(req, stand_in);
+      evidence["offline_dependencies"] = offline.copies;
+      debian_crates = offline.debian_crates;
     }
     json parsed = json::array();
     for (const auto& [path, content] : replacements) parsed.push_back(path);
@@ -888,7 +890,7 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
         const std::string description =
             Member(t, "description").is_string() ? t["description"].get<std::string>() : "";
         const TestRun r = RunTest(*sandbox, stand_in, files, description, script.get<std::string>(),
-                                  WithPostgres(spec), network);
+                                  WithPostgres(spec), debian_crates, network);
         ++ran;
         passed += r.passed() ? 1 : 0;
         runs.push_back(TestEvidence(r));
@@ -900,6 +902,7 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
         }
         if (go && (env_error = OlderGo(r, text, image, evidence["stand_in"]))) break;
         if (rust && (env_error = OlderRust(r, text, evidence["stand_in"]))) break;
+        if (debian_crates && (env_error = CrateNotInDebian(r, text))) break;
       }
     }
     evidence["hidden_tests"] = runs;

@@ -24,6 +24,7 @@
 
 #include "graders/builtin.h"
 #include "graders/grader.h"
+#include "graders/zxbench/offline_packages.h"
 #include "plugins/sandbox.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/loopback_listener.h"
@@ -418,24 +419,30 @@ TEST_CASE("zx project_repair: the bank's other project entries run or are skippe
   const auto no_stand_in = [](const std::string& image) {
     return "needs the Docker image " + image + ": evalrun has no stand-in for it";
   };
-  // npm, cargo: the network (with --sandbox-network they run where npm and cargo are
-  // installed). PY-001's pip install of requests runs offline on Debian's copy.
-  const std::set<std::string> network = {"CP-L4-RS-001", "CP-L4-TS-001", "CP-L4-TS-002",
-                                         "CP-L4-TS-003"};
+  // npm: the network (with --sandbox-network they run where npm is installed). PY-001's pip
+  // install of requests runs offline on Debian's copy, RS-001's cargo fetch of tokio on Debian's
+  // crate sources.
+  const std::set<std::string> network = {"CP-L4-TS-001", "CP-L4-TS-002", "CP-L4-TS-003"};
   const std::map<std::string, std::string> skipped = {
       {"CP-L4-JV-001", no_stand_in("zxbench-java-spring:3.2.5")}};
   for (const auto& [id, entry] : entries) {
     INFO(id);
     const std::string why = ProjectRepair().Unrunnable(entry);
-    if (id != "CP-L4-PY-001") {
+    if (id != "CP-L4-PY-001" && id != "CP-L4-RS-001") {
       CHECK(ProjectRepair().NeedsNetwork(entry) == (network.count(id) ? kNetwork : ""));
     }
     if (const auto it = skipped.find(id); it != skipped.end()) {
       CHECK(why == it->second);
     } else if (network.count(id)) {
-      const std::string tool = id == "CP-L4-RS-001" ? "cargo" : "npm";
-      CHECK((why.empty() || why == kNetwork + "; its tests install packages with " + tool +
-                                       ", which is not installed (" + tool + ")"));
+      CHECK((why.empty() ||
+             why == kNetwork + "; its tests install packages with npm, which is not installed (npm)"));
+    } else if (id == "CP-L4-RS-001") {
+      const std::string need = ProjectRepair().NeedsNetwork(entry);
+      CHECK(need == (evalrun::zx::DebianCrate("tokio").empty()
+                         ? kNetwork + ": its tests build with the crate tokio; with Debian's "
+                                      "librust-tokio-dev installed, they build offline from "
+                                      "Debian's crate sources (/usr/share/cargo/registry)"
+                         : ""));
     } else if (id == "CP-L4-PY-001") {
       CHECK((why.empty() || why.find("is not installed") != std::string::npos));
       const std::string need = ProjectRepair().NeedsNetwork(entry);
@@ -593,6 +600,56 @@ TEST_CASE("zx project_repair: a Rust build that fails only on an older host rust
     CHECK(g->status == GradeStatus::kGraded);
     CHECK(g->reason == "1/1 hidden tests pass, 4 file(s) replaced");
   }
+}
+
+// CP-L4-RS-001: a tokio server to make lock-safe, cancel-safe, bounded and gracefully stopping.
+// Its tests `cargo fetch` tokio (executionPolicy.network: required); here Debian's crate sources
+// stand in for crates.io (tokio 1.24, and the tokio-util and anyhow the repair adds). Two of its
+// five hidden tests: the bounded channel under a 5000-request pipeline, and the shell script that
+// waits for the port with `nc -z` (Alpine's BusyBox has it; the host's netcat-openbsd stands in),
+// sends SIGTERM with a half request open and wants exit 0 within 5 s.
+TEST_CASE("zx project_repair: CP-L4-RS-001 builds offline from Debian's crate sources",
+          "[graders][zxbench][slow]") {
+  json entry = BankEntry("CP-L4-RS-001");
+  if (!ProjectRepair().NeedsNetwork(entry).empty()) return;  // librust-tokio-dev not installed
+  json& tests = entry["requirements"]["hiddenTests"];
+  tests = json::array({tests[2], tests[3]});  // 有界背压, 优雅关闭时限
+  const auto fix = GradeHere(entry, BankReply("CP-L4-RS-001"));
+  if (!fix) return;
+  INFO(fix->evidence.dump(1));
+  CHECK(fix->status == GradeStatus::kGraded);
+  CHECK(fix->reason == "2/2 hidden tests pass, 6 file(s) replaced");
+  CHECK_THAT(fix->evidence["offline_dependencies"]["tokio"].get<std::string>(),
+             Catch::Matches("librust-tokio-dev 1\\.[0-9.]+, Debian's crate sources in "
+                            "/usr/share/cargo/registry \\(cargo would download the newest\\)"));
+  CHECK_THAT(fix->evidence["hidden_tests"][0]["stderr"].get<std::string>(),
+             Catch::Contains("Compiling tokio-util v0."));
+  CHECK_THAT(fix->evidence["hidden_tests"][1]["stdout"].get<std::string>(),
+             Catch::StartsWith("SHUTDOWN-OK"));
+}
+
+// A reply that adds a crate Debian's sources lack: zx-bench's container would have downloaded
+// it, so the build's failure is the stand-in's and the entry an environment error naming the
+// package, never the model's 0.
+TEST_CASE("zx project_repair: a crate missing from Debian's sources is not the model's failure",
+          "[graders][zxbench]") {
+  json entry = BankEntry("CP-L4-RS-001");
+  if (!ProjectRepair().NeedsNetwork(entry).empty()) return;  // librust-tokio-dev not installed
+  json& tests = entry["requirements"]["hiddenTests"];
+  tests = json::array({tests[2]});
+  const auto g = GradeHere(entry,
+                           "### file: Cargo.toml\n```toml\n[package]\nname = \"kv-server\"\n"
+                           "version = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\n"
+                           "tokio = { version = \"1\", features = [\"full\"] }\n"
+                           "zxbench-no-such-crate = \"1\"\n```\n");
+  if (!g) return;
+  INFO(g->evidence.dump(1));
+  CHECK(g->status == GradeStatus::kEnvError);
+  CHECK(g->reason ==
+        "the crate zxbench-no-such-crate (or the version asked for) is not in Debian's crate "
+        "sources, which stand in for crates.io here (/usr/share/cargo/registry): zx-bench's "
+        "container would have downloaded it, so the entry is not scored; install Debian's "
+        "librust-zxbench-no-such-crate-dev or grade with --sandbox-network");
 }
 
 // CP-L4-PY-001: its tests `pip install requests` (executionPolicy.network: required); here the
