@@ -246,6 +246,7 @@ json StandInEvidence(const Sandbox& sandbox, const ImageStandIn& stand_in) {
     for (size_t i = 0; i < stand_in.runtimes.size(); ++i) {
       userland += (i == 0 ? "" : ", ") + stand_in.runtimes[i];
     }
+    if (!FindSandboxProgram("nc.openbsd").empty()) userland += "; nc is the host's netcat-openbsd";
   }
   return {{"userland", userland}, {"programs", std::move(programs)}};
 }

@@ -14,6 +14,12 @@
 
 namespace evalrun::testing {
 
+// What an Alpine stand-in's evidence adds to its userland where the host's netcat-openbsd stands
+// in for BusyBox's nc (scripts/install-deps.sh installs it).
+inline std::string AlpineNc() {
+  return FindSandboxProgram("nc.openbsd").empty() ? "" : "; nc is the host's netcat-openbsd";
+}
+
 inline const Sandbox& Bubblewrap() {
   static const std::unique_ptr<Sandbox> sandbox = MakeBubblewrapSandbox();
   return *sandbox;
