@@ -198,6 +198,10 @@ std::optional<std::vector<std::string>> CargoDependencies(const std::string& man
   const auto add = [&](std::string name) {
     if (!name.empty() && seen.insert(name).second) out.push_back(std::move(name));
   };
+  const auto drop = [&](const std::string& name) {
+    out.erase(std::remove(out.begin(), out.end(), name), out.end());
+    seen.erase(name);
+  };
   bool is_manifest = false;
   bool in_dependencies = false;
   std::string table_dependency;  // the NAME of a [dependencies.NAME] table
@@ -229,14 +233,9 @@ std::optional<std::vector<std::string>> CargoDependencies(const std::string& man
     const std::string_view value = line.substr(eq + 1);
     if (!table_dependency.empty()) {
       if (key == "git") return std::nullopt;
-      if (key == "path") {  // the project's own crate
-        out.erase(std::remove(out.begin(), out.end(), table_dependency), out.end());
-        seen.erase(table_dependency);
-        table_dependency.clear();
-      } else if (key == "package") {  // [dependencies.alias] package = "real"
-        out.erase(std::remove(out.begin(), out.end(), table_dependency), out.end());
-        seen.erase(table_dependency);
-        add(Unquoted(value));
+      if (key == "path" || key == "package") {
+        drop(table_dependency);  // the project's own crate, or an alias
+        if (key == "package") add(Unquoted(value));
         table_dependency.clear();
       }
       continue;
@@ -254,8 +253,8 @@ std::optional<std::vector<std::string>> CargoDependencies(const std::string& man
 
 std::string DebianCrate(const std::string& name) {
   namespace fs = std::filesystem;
-  std::string swapped = name;
-  std::replace(swapped.begin(), swapped.end(), '-', '_');
+  std::string underscored = name;
+  std::replace(underscored.begin(), underscored.end(), '-', '_');
   std::string dashed = name;
   std::replace(dashed.begin(), dashed.end(), '_', '-');
   std::string best;
@@ -263,7 +262,7 @@ std::string DebianCrate(const std::string& name) {
   for (fs::directory_iterator it(kDebianCrateRegistry, ec), end; !ec && it != end;
        it.increment(ec)) {
     const std::string dir = it->path().filename().string();
-    for (const std::string& spelling : {name, swapped, dashed}) {
+    for (const std::string& spelling : {name, underscored, dashed}) {
       if (dir.size() > spelling.size() + 1 && dir.compare(0, spelling.size(), spelling) == 0 &&
           dir[spelling.size()] == '-' &&
           std::isdigit(static_cast<unsigned char>(dir[spelling.size() + 1]))) {

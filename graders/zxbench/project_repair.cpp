@@ -431,6 +431,12 @@ constexpr std::string_view kPostgresSetup =
     "initdb -D \"$PGDATA\" -U postgres --auth=trust >/dev/null 2>&1 && "
     "pg_ctl -D \"$PGDATA\" -w -o '-p 5432 -c listen_addresses=127.0.0.1' start >/dev/null 2>&1";
 
+// Whether the stand-in carries `name` among the image's runtimes.
+bool HasRuntime(const zx::ImageStandIn& stand_in, std::string_view name) {
+  return std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), name) !=
+         stand_in.runtimes.end();
+}
+
 // runScript: a fresh workspace with every file (0755 when it starts with "#!"), `sh -c script`
 // (after kPostgresSetup when `postgres`, after zx::kDebianCratesSetup when `debian_crates`), on
 // the host's network when `network`.
@@ -453,10 +459,7 @@ TestRun RunTest(const Sandbox& sandbox, const zx::ImageStandIn& stand_in,
     std::ofstream(target, std::ios::binary) << content;
     chmod(target.c_str(), content.rfind("#!", 0) == 0 ? 0755 : 0644);
   }
-  const auto has = [&](const char* runtime) {
-    return std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), runtime) !=
-           stand_in.runtimes.end();
-  };
+  const auto has = [&](const char* runtime) { return HasRuntime(stand_in, runtime); };
   const bool node = has("node");
   std::vector<std::string> env = {"HOME=/tmp", "MAVEN_CONFIG=/tmp/.m2"};
   // The container's 512 MB: V8 reserves address space up front, so its heap is capped instead.
@@ -650,11 +653,6 @@ constexpr std::string_view kNeedsNetwork =
     "needs the network (requirements.executionPolicy.network: required), which evalrun's sandbox "
     "opens only with --sandbox-network";
 
-bool HasRuntime(const zx::ImageStandIn& stand_in, std::string_view name) {
-  return std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), name) !=
-         stand_in.runtimes.end();
-}
-
 // The crates every Cargo.toml of the project depends on; nullopt when there is none, or one
 // that is not a manifest or takes a crate from git.
 std::optional<std::vector<std::string>> ProjectCrates(const json& req) {
@@ -664,11 +662,7 @@ std::optional<std::vector<std::string>> ProjectCrates(const json& req) {
     const json& files = Member(req, key);
     if (!FileList(files) || !files.is_array()) continue;
     for (const json& f : files) {
-      const std::string path = f["path"].get<std::string>();
-      if (path != "Cargo.toml" && (path.size() < 11 || path.compare(path.size() - 11, 11,
-                                                                      "/Cargo.toml") != 0)) {
-        continue;
-      }
+      if (std::filesystem::path(f["path"].get<std::string>()).filename() != "Cargo.toml") continue;
       const auto crates = zx::CargoDependencies(f["content"].get<std::string>());
       if (!crates) return std::nullopt;
       any = true;
@@ -725,15 +719,23 @@ OfflineDependencies DependenciesOffline(const json& req, const zx::ImageStandIn&
   return out;
 }
 
-// Why the entry's tests need the network: "" when they need none or run offline on the host's
-// Debian copies of what they install.
-std::string NetworkNeed(const json& spec) {
+// What an entry whose tests install packages (executionPolicy.network: required) runs offline
+// on, or why it cannot; nullopt for an entry that installs nothing.
+std::optional<OfflineDependencies> Offline(const json& spec) {
   const json& req = Member(spec, "requirements");
-  if (Member(Member(req, "executionPolicy"), "network") != "required") return "";
-  return DependenciesOffline(req, zx::StandInFor(ImageFor(spec))).unavailable;
+  if (Member(Member(req, "executionPolicy"), "network") != "required") return std::nullopt;
+  return DependenciesOffline(req, zx::StandInFor(ImageFor(spec)));
 }
 
-std::string UnrunnableProject(const json& spec) {
+// Why the entry's tests need the network: "" when they need none or run offline on the host's
+// Debian copies of what they install.
+std::string NetworkNeed(const std::optional<OfflineDependencies>& offline) {
+  return offline ? offline->unavailable : "";
+}
+
+// Why zx-bench or evalrun cannot run the entry here ("" when it can), `network_need` its
+// NetworkNeed.
+std::string UnrunnableProject(const json& spec, const std::string& network_need) {
   const json& req = Member(spec, "requirements");
   for (const char* key : {"files", "hiddenTestFiles"}) {
     if (!FileList(Member(req, key))) {
@@ -767,10 +769,10 @@ std::string UnrunnableProject(const json& spec) {
   }
   // With the network, the tests install with the image's package manager: the host's must be
   // there (NeedsNetwork skips the entry when the run keeps the sandbox offline).
-  if (const std::string need = NetworkNeed(spec); !need.empty()) {
+  if (!network_need.empty()) {
     const auto [tool, package] = PreflightTool(PreflightCommand(req));
     if (!tool.empty() && FindSandboxProgram(tool).empty()) {
-      return need + "; its tests install packages with " + tool + ", which is not installed" +
+      return network_need + "; its tests install packages with " + tool + ", which is not installed" +
              (package.empty() ? "" : " (" + package + ")");
     }
   }
@@ -799,19 +801,22 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
   }
 
  private:
-  std::string UnrunnableEntry(const json& entry) const override { return UnrunnableProject(entry); }
+  std::string UnrunnableEntry(const json& entry) const override {
+    return UnrunnableProject(entry, NetworkNeed(Offline(entry)));
+  }
   std::string NeedsNetwork(const json& spec) const override {
-    return spec.is_object() ? NetworkNeed(spec) : "";
+    return spec.is_object() ? NetworkNeed(Offline(spec)) : "";
   }
 
   Grade Evaluate(const json& spec, const Answer& answer,
                  const GradeContext& context) const override {
     const std::string output = ToWellFormedUtf8(answer.text);
     if (JsTrim(output).empty()) return zx::StatusGrade(GradeStatus::kNoAnswer, "empty output");
-    if (std::string why = UnrunnableProject(spec); !why.empty()) {
+    const std::optional<OfflineDependencies> offline = Offline(spec);
+    const std::string network_need = NetworkNeed(offline);
+    if (std::string why = UnrunnableProject(spec, network_need); !why.empty()) {
       return zx::StatusGrade(GradeStatus::kSkipped, why);
     }
-    const std::string network_need = NetworkNeed(spec);
     const bool network = !network_need.empty();
     if (network && !context.network) return zx::StatusGrade(GradeStatus::kSkipped, network_need);
     Grade skip;
@@ -827,8 +832,7 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
     zx::ImageStandIn stand_in = zx::StandInFor(image);
     if (network) {  // the image's package manager, which the tests install with
       const std::string tool = PreflightTool(PreflightCommand(req)).first;
-      if (!tool.empty() && std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), tool) ==
-                               stand_in.runtimes.end()) {
+      if (!tool.empty() && !HasRuntime(stand_in, tool)) {
         stand_in.runtimes.push_back(tool);
         if (tool == "npm") stand_in.runtimes.push_back("npx");
         if (tool == "pip3") stand_in.runtimes.push_back("pip");
@@ -838,7 +842,7 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
     std::map<std::string, int> axes;
     const auto replacements = ParseFileBlocks(output);
     axes["output_completeness"] = replacements.empty() ? 0 : 100;
-    bool debian_crates = false;
+    const bool debian_crates = !network && offline && offline->debian_crates;
     json evidence = {{"image", image},
                      {"stand_in", zx::StandInEvidence(*sandbox, stand_in)},
                      {"sandbox", sandbox->Describe()},
@@ -847,10 +851,8 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
       evidence["network"] =
           "the host's, for the tests' package installs (--sandbox-network), as zx-bench's "
           "container has";
-    } else if (Member(Member(req, "executionPolicy"), "network") == "required") {
-      const OfflineDependencies offline = DependenciesOffline(req, stand_in);
-      evidence["offline_dependencies"] = offline.copies;
-      debian_crates = offline.debian_crates;
+    } else if (offline) {
+      evidence["offline_dependencies"] = offline->copies;
     }
     json parsed = json::array();
     for (const auto& [path, content] : replacements) parsed.push_back(path);
@@ -871,12 +873,8 @@ class ZxProjectRepairGrader final : public zx::EntryGrader {
       }
     }
 
-    const auto runtime = [&](const char* name) {
-      return std::find(stand_in.runtimes.begin(), stand_in.runtimes.end(), name) !=
-             stand_in.runtimes.end();
-    };
-    const bool go = runtime("go");
-    const bool rust = runtime("rustc");
+    const bool go = HasRuntime(stand_in, "go");
+    const bool rust = HasRuntime(stand_in, "rustc");
     json runs = json::array();
     int passed = 0, ran = 0;
     std::optional<std::string> env_error;
